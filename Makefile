@@ -1,0 +1,44 @@
+# zwatch — common tasks. `make help` lists them.
+GO      ?= $(shell command -v go || echo /usr/local/go/bin/go)
+BIN     ?= bin/zwatch
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/zwatch/zwatch/daemon.Version=$(VERSION)
+CONFIG  ?= configs/zwatch.example.yaml
+STATE   ?= $(CURDIR)/.state
+
+.PHONY: help build run test lint bench fuzz e2e clean
+
+help:
+	@echo "build  - build $(BIN)"
+	@echo "run    - run zwatch on $(CONFIG) with state in $(STATE)"
+	@echo "test   - run the whole test suite"
+	@echo "lint   - gofmt check and go vet"
+	@echo "bench  - run benchmarks (see docs/benchmarks.md)"
+	@echo "fuzz   - fuzz every parser for FUZZTIME each (default 20s)"
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zwatch
+
+run: build
+	$(BIN) run --config $(CONFIG) --state-dir $(STATE)
+
+test:
+	$(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
+
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin .state bench.txt

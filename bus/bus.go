@@ -1,0 +1,257 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Options says how to reach the bus. With URL empty, an embedded server is
+// started with JetStream under StateDir.
+type Options struct {
+	StateDir string
+	// Listen opens a client listener (host:port) on the embedded server so
+	// that agents on other machines can publish to it. Empty: in-process only.
+	Listen string
+	// URL of an external NATS server or cluster; no embedded server then.
+	URL       string
+	CredsFile string
+	User      string
+	Password  string
+	TLSCA     string
+	TLSCert   string
+	TLSKey    string
+	// Replicas for the streams and bucket (1 on one machine, 3 in a cluster).
+	Replicas int
+	// Name is the client connection name, shown by NATS monitoring.
+	Name string
+	// StreamMaxAge bounds the facts stream; alerts keep AlertsMaxAge.
+	FactsMaxAge  time.Duration
+	AlertsMaxAge time.Duration
+}
+
+// Bus is a connection to NATS with JetStream, and the embedded server when
+// there is one.
+type Bus struct {
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	server *server.Server
+	log    *slog.Logger
+}
+
+// Open starts the embedded server if needed, connects, and makes sure the
+// streams and the state bucket exist.
+func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Bus{log: log}
+	var opts []nats.Option
+	opts = append(opts, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("bus disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("bus reconnected", "url", nc.ConnectedUrlRedacted()) }))
+	url := o.URL
+	if url == "" {
+		srv, err := StartEmbedded(o.StateDir, o.Listen, log)
+		if err != nil {
+			return nil, err
+		}
+		b.server = srv
+		opts = append(opts, nats.InProcessServer(srv))
+	} else {
+		if o.CredsFile != "" {
+			opts = append(opts, nats.UserCredentials(o.CredsFile))
+		}
+		if o.User != "" {
+			opts = append(opts, nats.UserInfo(o.User, o.Password))
+		}
+		if o.TLSCA != "" {
+			opts = append(opts, nats.RootCAs(o.TLSCA))
+		}
+		if o.TLSCert != "" || o.TLSKey != "" {
+			opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+		}
+		opts = append(opts, nats.RetryOnFailedConnect(true))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		b.shutdownServer()
+		return nil, fmt.Errorf("connect to NATS %s: %w", describe(url), err)
+	}
+	b.NC = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	b.JS = js
+	if err := b.ensureStreams(ctx, o); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func describe(url string) string {
+	if url == "" {
+		return "(embedded)"
+	}
+	return url
+}
+
+// StartEmbedded starts a NATS server with JetStream stored in stateDir/jetstream.
+func StartEmbedded(stateDir, listen string, log *slog.Logger) (*server.Server, error) {
+	if stateDir == "" {
+		return nil, errors.New("state directory is empty: set --state-dir or state_dir")
+	}
+	if err := CheckWritable(stateDir); err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName:         "zwatch-embedded",
+		JetStream:          true,
+		StoreDir:           filepath.Join(stateDir, "jetstream"),
+		NoSigs:             true,
+		NoLog:              true,
+		DontListen:         true,
+		JetStreamMaxMemory: 64 << 20,
+		// The embedded server serves one process; keep its buffers small.
+		MaxPayload: 8 << 20,
+	}
+	if listen != "" {
+		host, portStr, err := net.SplitHostPort(listen)
+		if err != nil {
+			return nil, fmt.Errorf("bus.listen %q: want host:port such as 127.0.0.1:4222: %w", listen, err)
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil || port < 0 || port > 65535 {
+			return nil, fmt.Errorf("bus.listen %q: port must be 0-65535", listen)
+		}
+		opts.DontListen = false
+		opts.Host = host
+		opts.Port = port
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS server: %w", err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(15 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("embedded NATS server did not become ready within 15s (state dir %s)", stateDir)
+	}
+	if listen != "" {
+		log.Info("bus listening for agents", "addr", srv.ClientURL())
+	}
+	return srv, nil
+}
+
+// CheckWritable makes dir if needed and proves a file can be written in it.
+func CheckWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("state directory %s cannot be created: %w (create it, or point --state-dir at a writable directory; the default /var/lib/zwatch needs root)", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-test-*")
+	if err != nil {
+		return fmt.Errorf("state directory %s is not writable: %w (fix its owner/permissions, or point --state-dir at a writable directory)", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
+	rep := o.Replicas
+	if rep < 1 {
+		rep = 1
+	}
+	factsAge, alertsAge := o.FactsMaxAge, o.AlertsMaxAge
+	if factsAge <= 0 {
+		factsAge = 24 * time.Hour
+	}
+	if alertsAge <= 0 {
+		// Longer than the 7-day retry window of the outbox.
+		alertsAge = 30 * 24 * time.Hour
+	}
+	streams := []jetstream.StreamConfig{
+		{
+			Name: StreamFacts, Subjects: FactSubjects, Storage: jetstream.FileStorage,
+			MaxAge: factsAge, MaxBytes: 64 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			Description: "zwatch collector messages (buffer between agents and the rule engine)",
+		},
+		{
+			Name: StreamAlerts, Subjects: AlertSubjects, Storage: jetstream.FileStorage,
+			MaxAge: alertsAge, MaxBytes: 256 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			Description: "zwatch notifications (durable outbox: one consumer per channel)",
+		},
+	}
+	for _, cfg := range streams {
+		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
+		}
+	}
+	if _, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: StateBucket, Storage: jetstream.FileStorage, Replicas: rep, History: 1,
+		Description: "zwatch rule engine state",
+	}); err != nil {
+		return fmt.Errorf("create key-value bucket %s: %w", StateBucket, err)
+	}
+	return nil
+}
+
+// Publish sends an enveloped message, through JetStream when the subject is
+// stored so that the publisher learns the bus accepted it.
+func (b *Bus) Publish(ctx context.Context, subject string, msg []byte) error {
+	if _, err := b.JS.Publish(ctx, subject, msg); err != nil {
+		return fmt.Errorf("publish %s: %w", subject, err)
+	}
+	return nil
+}
+
+// Embedded reports whether this process runs the NATS server.
+func (b *Bus) Embedded() bool { return b.server != nil }
+
+// ClientURL is the embedded server's listener, or "" without one.
+func (b *Bus) ClientURL() string {
+	if b.server == nil || b.server.Addr() == nil {
+		return ""
+	}
+	return b.server.ClientURL()
+}
+
+// Close drains the connection (in-flight messages are delivered) and shuts
+// the embedded server down cleanly so JetStream files are consistent.
+func (b *Bus) Close() {
+	if b.NC != nil {
+		if err := b.NC.Drain(); err == nil {
+			deadline := time.Now().Add(5 * time.Second)
+			for !b.NC.IsClosed() && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		b.NC.Close()
+	}
+	b.shutdownServer()
+}
+
+func (b *Bus) shutdownServer() {
+	if b.server != nil {
+		b.server.Shutdown()
+		b.server.WaitForShutdown()
+		b.server = nil
+	}
+}

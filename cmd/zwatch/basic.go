@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zwatch/zwatch/daemon"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon: collectors, embedded NATS bus, rules and notifiers",
+		Long: `Run zwatch in the foreground until SIGINT or SIGTERM.
+
+By default it embeds a NATS server with JetStream stored under the state
+directory; set bus.url to use an external NATS server or cluster instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			log := g.logger(&l.Config)
+			for _, w := range l.Warnings {
+				log.Warn(w)
+			}
+			log.Info("config loaded", "path", l.Path)
+			return daemon.Run(cmd.Context(), &l.Config, runOptions(), log)
+		},
+	}
+}
+
+func newCheckConfigCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check-config [FILE]",
+		Short: "Validate a config file and print the effective config, secrets masked",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				g.configPath, g.configSet = args[0], true
+			}
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			out, err := l.Config.Masked()
+			if err != nil {
+				return err
+			}
+			for _, w := range l.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "# %s: valid\n%s", l.Path, out)
+			return nil
+		},
+	}
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print zwatch's version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			v := daemon.Version
+			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" {
+				for _, s := range bi.Settings {
+					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+						v = "dev-" + s.Value[:12]
+					}
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "zwatch %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	}
+}
+
+// isUsageError recognises cobra's flag and argument errors.
+func isUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return errors.Is(err, errUsage)
+}
+
+var errUsage = errors.New("usage")

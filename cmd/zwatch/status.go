@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// statusReport is the --json output of `zwatch status`; its schema is
+// documented in docs/status-schema.md.
+type statusReport struct {
+	Pools []*zfs.Pool `json:"pools"`
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var input string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the health of this host's pools once (or of a saved `zpool status` output)",
+		Long: `Show the health of this host's pools once, read the way the live collector reads them.
+
+With --input FILE, read a saved 'zpool status' output (text, or 'zpool status -j'
+JSON) instead of running zpool: for checking a friend's output, or a support case.
+
+Exit status: 0 every pool ONLINE with no errors, 1 a problem was found,
+2 usage or config error, 3 the pools could not be read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var pools []*zfs.Pool
+			var err error
+			if input != "" {
+				pools, err = readStatusFile(input)
+			} else {
+				pools, err = liveStatus(cmd.Context(), g)
+			}
+			if err != nil {
+				return withCode(exitNoData, err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(statusReport{Pools: nonNil(pools)}); err != nil {
+					return err
+				}
+			} else {
+				renderPools(out, pools)
+			}
+			if problems := countProblems(pools); problems > 0 {
+				return withCode(exitFailure, fmt.Errorf("%d problem(s) found", problems))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&input, "input", "", "read a saved `zpool status` output (text or -j JSON) instead of running zpool; - for stdin")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documented JSON form (docs/status-schema.md)")
+	return cmd
+}
+
+func nonNil(p []*zfs.Pool) []*zfs.Pool {
+	if p == nil {
+		return []*zfs.Pool{}
+	}
+	return p
+}
+
+// readStatusFile parses a saved output, choosing the parser by content.
+func readStatusFile(path string) ([]*zfs.Pool, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return parseStatus(data, path)
+}
+
+func parseStatus(data []byte, name string) ([]*zfs.Pool, error) {
+	var pools []*zfs.Pool
+	var err error
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+		pools, err = zfs.ParseStatusJSON(bytes.NewReader(data))
+	} else {
+		pools, err = zfs.ParseStatusText(bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a zpool status output zwatch can read: %w", name, err)
+	}
+	return pools, nil
+}
+
+// liveStatus runs the same collector the daemon runs, once.
+func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, error) {
+	l, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	c := &collectors.ZpoolStatus{Runner: execx.New(l.Config.ZFS.CommandTimeout.D()), Zpool: l.Config.ZFS.Zpool}
+	rec := &recorder{}
+	if err := c.Collect(ctx, rec); err != nil {
+		if execx.KindOf(err) == execx.KindMissing {
+			return nil, fmt.Errorf("%s not found: install zfsutils-linux (or set zfs.zpool), or use --input FILE", l.Config.ZFS.Zpool)
+		}
+		return nil, err
+	}
+	sd, _ := rec.data.(collectors.StatusData)
+	return sd.Pools, nil
+}
+
+// recorder is a Publisher that keeps the last message, for one-shot commands.
+type recorder struct{ data any }
+
+func (r *recorder) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
+	r.data = data
+	return nil
+}
+
+// countProblems counts pools not ONLINE, vdevs with errors, and data errors.
+func countProblems(pools []*zfs.Pool) int {
+	n := 0
+	for _, p := range pools {
+		if p.State != zfs.StateOnline || p.DataErrors.Count > 0 {
+			n++
+		}
+		for _, cv := range p.AllVdevs() {
+			for _, l := range cv.Vdev.Leaves() {
+				if l.ReadErrors+l.WriteErrors+l.ChecksumErrors > 0 || (l.State != zfs.StateOnline && l.State != zfs.StateAvail && cv.Class != "spares") {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// renderPools prints pools for a person: state first, then the tree.
+func renderPools(w io.Writer, pools []*zfs.Pool) {
+	if len(pools) == 0 {
+		fmt.Fprintln(w, "no pools")
+		return
+	}
+	for i, p := range pools {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "pool %s: %s\n", p.Name, p.State)
+		if p.Status != "" {
+			fmt.Fprintf(w, "  status: %s\n", oneLine(p.Status))
+		}
+		if p.Action != "" {
+			fmt.Fprintf(w, "  action: %s\n", oneLine(p.Action))
+		}
+		if p.MsgID != "" {
+			fmt.Fprintf(w, "  see:    %s\n", p.MsgID)
+		}
+		fmt.Fprintf(w, "  scan:   %s\n", describeScan(p.Scan))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  VDEV\tSTATE\tREAD\tWRITE\tCKSUM\tNOTES")
+		for _, cv := range p.AllVdevs() {
+			if cv.Class != "data" {
+				fmt.Fprintf(tw, "  %s\t\t\t\t\t\n", cv.Class)
+			}
+			writeVdev(tw, cv.Vdev, 2)
+		}
+		tw.Flush()
+		switch {
+		case p.DataErrors.Count > 0:
+			fmt.Fprintf(w, "  errors: %d permanent data errors\n", p.DataErrors.Count)
+			for _, f := range p.DataErrors.Files {
+				fmt.Fprintf(w, "    %s\n", f)
+			}
+		default:
+			fmt.Fprintln(w, "  errors: none")
+		}
+	}
+}
+
+func writeVdev(w io.Writer, v *zfs.Vdev, depth int) {
+	name := v.Name
+	if v.Was != "" {
+		name += " (was " + v.Was + ")"
+	}
+	approx := ""
+	if v.ErrorsApproximate {
+		approx = "~"
+	}
+	fmt.Fprintf(w, "%s%s\t%s\t%s%d\t%s%d\t%s%d\t%s\n", strings.Repeat("  ", depth), name, v.State,
+		approx, v.ReadErrors, approx, v.WriteErrors, approx, v.ChecksumErrors, strings.Join(v.Notes, "; "))
+	for _, c := range v.Children {
+		writeVdev(w, c, depth+1)
+	}
+}
+
+func describeScan(s zfs.Scan) string {
+	switch {
+	case s.Function == "" || s.Function == zfs.ScanNone:
+		return "never scrubbed"
+	case s.State == zfs.ScanStateScanning:
+		return fmt.Sprintf("%s in progress, %.1f%% done", s.Function, s.PercentDone)
+	case s.State == zfs.ScanStateFinished:
+		end := ""
+		if s.End != nil {
+			end = " on " + s.End.Format("2006-01-02 15:04")
+		}
+		return fmt.Sprintf("%s finished%s, %d errors, %d bytes repaired", s.Function, end, s.Errors, s.RepairedBytes)
+	}
+	return s.Function + " " + s.State
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,126 @@
+// Package collectors gathers facts from one source each (zpool list, zpool
+// status, zpool events, arcstats, smartctl) and publishes them as typed,
+// versioned messages on the bus. Like node_exporter's collectors, each is
+// small, parses through an io.Reader, and treats "not available here" as a
+// state to report once, not a failure.
+package collectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/execx"
+)
+
+// Publisher puts one message of a kind on the bus for this host.
+type Publisher interface {
+	Publish(ctx context.Context, kind, collector string, data any, subjectExtra ...string) error
+}
+
+// BusPublisher publishes enveloped messages through NATS JetStream.
+type BusPublisher struct {
+	Bus  *bus.Bus
+	Host string
+	Now  func() time.Time
+}
+
+// Publish wraps data in the envelope and publishes it on zwatch.v1.<host>.<kind>[.extra].
+func (p *BusPublisher) Publish(ctx context.Context, kind, collector string, data any, extra ...string) error {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	msg, err := bus.Wrap(kind, p.Host, collector, now(), data)
+	if err != nil {
+		return err
+	}
+	return p.Bus.Publish(ctx, bus.Subject(p.Host, kind, extra...), msg)
+}
+
+// Collector is one source polled on an interval.
+type Collector interface {
+	// Name is the collector's name in envelopes and logs, e.g. "zpool_status".
+	Name() string
+	// Collect reads the source once and publishes what it found. An error it
+	// returns is published as a collector.error by the scheduler.
+	Collect(ctx context.Context, pub Publisher) error
+}
+
+// CollectorError is the payload of zwatch.v1.<host>.collector.error.
+type CollectorError struct {
+	Collector string `json:"collector"`
+	// Kind: timeout, busy, missing, denied, failed, parse.
+	Kind    string `json:"kind"`
+	Command string `json:"command,omitempty"`
+	// Target names the pool or disk concerned, when there is one.
+	Target  string `json:"target,omitempty"`
+	Message string `json:"message"`
+	// Fix tells a person what to do about it.
+	Fix string `json:"fix,omitempty"`
+}
+
+// KindParse is the collector.error kind for output that could not be read.
+const KindParse = "parse"
+
+// ErrorFor turns an error from a collector into a CollectorError, with a fix
+// for the kinds a person can act on.
+func ErrorFor(collector, target string, err error) CollectorError {
+	ce := CollectorError{Collector: collector, Target: target, Message: err.Error()}
+	var ee *execx.Error
+	if errors.As(err, &ee) {
+		ce.Kind = ee.Kind
+		ce.Command = ee.Command
+		switch ee.Kind {
+		case execx.KindTimeout, execx.KindBusy:
+			ce.Fix = "the command hangs: a pool may be SUSPENDED or a controller dead; check `zpool status` and `dmesg` on the machine"
+		case execx.KindMissing:
+			ce.Fix = "install the tool (zfsutils-linux for zpool/zfs, smartmontools for smartctl) or set its path in the config"
+		case execx.KindDenied:
+			ce.Fix = "run zwatch as root, or grant the capabilities in configs/zwatch.service"
+		}
+		return ce
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		ce.Kind = KindParse
+		ce.Fix = "zwatch could not read this output; please report it with the output attached"
+		return ce
+	}
+	ce.Kind = execx.KindFailed
+	return ce
+}
+
+// ParseError marks output that ran fine but could not be understood.
+type ParseError struct {
+	Source string
+	Err    error
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("parse %s: %v", e.Source, e.Err) }
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Loop runs c every interval until ctx ends, publishing its errors. Trigger,
+// when non-nil, asks for an immediate run (debounced by the caller).
+func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duration, trigger <-chan struct{}, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := c.Collect(ctx, pub); err != nil && ctx.Err() == nil {
+			log.Warn("collector failed", "collector", c.Name(), "err", err)
+			ce := ErrorFor(c.Name(), "", err)
+			if perr := pub.Publish(ctx, bus.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
+				log.Error("publish collector error", "collector", c.Name(), "err", perr)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-trigger:
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package collectors
+
+import (
+	"time"
+
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// The payloads of the bus messages collectors publish. Each is versioned by
+// its envelope schema (bus.Schema(kind)); fields are only ever added.
+
+// StatusData is the payload of zwatch.v1.<host>.zpool.status.
+type StatusData struct {
+	// Source says which parser read it: "json" (zpool status -j) or "text".
+	Source string      `json:"source"`
+	Pools  []*zfs.Pool `json:"pools"`
+}
+
+// CapacityData is the payload of zwatch.v1.<host>.zpool.capacity.
+type CapacityData struct {
+	Pools    []zfs.PoolList `json:"pools"`
+	Datasets []zfs.Dataset  `json:"datasets,omitempty"`
+}
+
+// EventData is the payload of zwatch.v1.<host>.zpool.event.
+type EventData struct {
+	zfs.Event
+}
+
+// Heartbeat is the payload of zwatch.v1.<host>.heartbeat: proof of life
+// and the freshness of each collector, for the "watcher itself" rules.
+type Heartbeat struct {
+	Version    string                     `json:"version"`
+	Started    time.Time                  `json:"started"`
+	Collectors map[string]CollectorHealth `json:"collectors"`
+}
+
+// CollectorHealth is one collector's recent history.
+type CollectorHealth struct {
+	Interval  time.Duration `json:"interval_ns"`
+	LastOK    *time.Time    `json:"last_ok,omitempty"`
+	LastError string        `json:"last_error,omitempty"`
+	// Disabled says why a collector does not run here (zpool missing...).
+	Disabled string `json:"disabled,omitempty"`
+}

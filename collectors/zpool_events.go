@@ -1,0 +1,132 @@
+//go:build zfsparsers
+
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// EventFollower follows `zpool events -f -H -v` so that a pulled or faulted
+// disk is seen the moment ZFS sees it, not at the next poll. Each new event
+// is published on zpool.event and pokes the status collectors for an
+// immediate, debounced poll.
+type EventFollower struct {
+	Zpool string
+	// Poke is called (debounced) after new events; the daemon uses it to
+	// trigger an immediate zpool status and zpool list poll.
+	Poke     func()
+	Debounce time.Duration
+	Log      *slog.Logger
+	// Now is the clock; events older than the follower's start are history.
+	Now func() time.Time
+}
+
+// Name is the collector name used in envelopes.
+func (f *EventFollower) Name() string { return "zpool_events" }
+
+// Run follows events until ctx ends or zpool exits. The caller restarts it
+// with backoff. Events already in the kernel's history when Run starts are
+// counted but not published: they are not new incidents.
+func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	// Allow for clock granularity between the kernel's stamps and ours.
+	started := now().Add(-time.Second)
+	cmd := exec.CommandContext(ctx, f.Zpool, "events", "-f", "-H", "-v")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("zpool events: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start zpool events -f: %w", err)
+	}
+	poke := newDebouncer(f.Debounce, f.Poke)
+	defer poke.stop()
+	history := 0
+	perr := zfs.ParseEvents(out, func(ev zfs.Event) error {
+		if !ev.Time.IsZero() && ev.Time.Before(started) {
+			history++
+			return nil
+		}
+		if err := pub.Publish(ctx, bus.KindZpoolEvent, f.Name(), EventData{Event: ev}); err != nil && ctx.Err() == nil {
+			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
+		}
+		poke.fire()
+		return nil
+	})
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	f.log().Debug("zpool events follower ended", "history_skipped", history)
+	if perr != nil {
+		return &ParseError{Source: "zpool events", Err: perr}
+	}
+	if werr != nil {
+		return fmt.Errorf("zpool events -f exited: %w", werr)
+	}
+	return fmt.Errorf("zpool events -f exited")
+}
+
+func (f *EventFollower) log() *slog.Logger {
+	if f.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return f.Log
+}
+
+// debouncer calls fn once after a burst of fire() calls has been quiet for d,
+// so a storm of checksum ereports becomes one status poll.
+type debouncer struct {
+	d     time.Duration
+	fn    func()
+	timer *time.Timer
+	ch    chan struct{}
+	done  chan struct{}
+}
+
+func newDebouncer(d time.Duration, fn func()) *debouncer {
+	db := &debouncer{d: d, fn: fn, ch: make(chan struct{}, 1), done: make(chan struct{})}
+	if fn == nil {
+		return db
+	}
+	go db.loop()
+	return db
+}
+
+func (db *debouncer) fire() {
+	select {
+	case db.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (db *debouncer) loop() {
+	var t <-chan time.Time
+	for {
+		select {
+		case <-db.done:
+			return
+		case <-db.ch:
+			t = time.After(db.d)
+		case <-t:
+			t = nil
+			db.fn()
+		}
+	}
+}
+
+func (db *debouncer) stop() { close(db.done) }

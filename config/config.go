@@ -1,0 +1,296 @@
+// Package config loads and validates zwatch's YAML configuration. A config
+// that is wrong in any way — an unknown key, a wrong type, a bad duration,
+// an impossible value — is refused with errors that name the key path, the
+// value and the fix, so zwatch never starts on a misunderstanding.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultPath is where zwatch looks for its config when none is named.
+const DefaultPath = "/etc/zwatch/zwatch.yaml"
+
+// Config is the whole configuration. Every key is documented with its
+// default in configs/zwatch.example.yaml.
+type Config struct {
+	// Host names this machine on the bus; default: the system host name.
+	Host      string          `yaml:"host"`
+	StateDir  string          `yaml:"state_dir"`
+	Log       LogConfig       `yaml:"log"`
+	Bus       BusConfig       `yaml:"bus"`
+	ZFS       ZFSConfig       `yaml:"zfs"`
+	Smart     SmartConfig     `yaml:"smart"`
+	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
+	Rules     RulesConfig     `yaml:"rules"`
+	Notify    NotifyConfig    `yaml:"notify"`
+}
+
+// LogConfig sets log verbosity and format.
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// BusConfig says where the NATS bus is.
+type BusConfig struct {
+	// Listen opens a NATS listener on the embedded server for remote agents.
+	Listen    string    `yaml:"listen"`
+	URL       string    `yaml:"url"`
+	CredsFile string    `yaml:"creds_file"`
+	User      string    `yaml:"user"`
+	Password  Secret    `yaml:"password"`
+	TLS       TLSConfig `yaml:"tls"`
+	Replicas  int       `yaml:"replicas"`
+}
+
+// TLSConfig names PEM files for a TLS connection.
+type TLSConfig struct {
+	CA   string `yaml:"ca"`
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// ZFSConfig configures the ZFS collectors.
+type ZFSConfig struct {
+	Enabled        bool     `yaml:"enabled"`
+	Zpool          string   `yaml:"zpool"`
+	Zfs            string   `yaml:"zfs"`
+	CommandTimeout Duration `yaml:"command_timeout"`
+	ListInterval   Duration `yaml:"list_interval"`
+	StatusInterval Duration `yaml:"status_interval"`
+	FollowEvents   bool     `yaml:"follow_events"`
+	ARCInterval    Duration `yaml:"arc_interval"`
+}
+
+// SmartConfig configures the SMART collector.
+type SmartConfig struct {
+	Enabled  bool          `yaml:"enabled"`
+	Smartctl string        `yaml:"smartctl"`
+	Interval Duration      `yaml:"interval"`
+	Timeout  Duration      `yaml:"timeout"`
+	Devices  []SmartDevice `yaml:"devices"`
+}
+
+// SmartDevice lists a disk explicitly, with the smartctl -d type it needs.
+type SmartDevice struct {
+	Device string `yaml:"device"`
+	Type   string `yaml:"type"`
+}
+
+// HeartbeatConfig pings an external URL every cycle so that a person learns
+// when zwatch itself is down (healthchecks.io, Uptime Kuma push monitors).
+type HeartbeatConfig struct {
+	URL      string   `yaml:"url"`
+	Interval Duration `yaml:"interval"`
+}
+
+// Default returns the configuration used for every key the file omits.
+func Default() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Host:     host,
+		StateDir: "/var/lib/zwatch",
+		Log:      LogConfig{Level: "info", Format: "text"},
+		Bus:      BusConfig{Replicas: 1},
+		ZFS: ZFSConfig{
+			Enabled: true, Zpool: "zpool", Zfs: "zfs",
+			CommandTimeout: Duration(30 * time.Second),
+			ListInterval:   Duration(10 * time.Second),
+			StatusInterval: Duration(60 * time.Second),
+			FollowEvents:   true,
+			ARCInterval:    Duration(60 * time.Second),
+		},
+		Smart: SmartConfig{
+			Enabled: true, Smartctl: "smartctl",
+			Interval: Duration(30 * time.Minute),
+			Timeout:  Duration(60 * time.Second),
+		},
+		Heartbeat: HeartbeatConfig{Interval: Duration(5 * time.Minute)},
+		Rules:     DefaultRules(),
+		Notify:    DefaultNotify(),
+	}
+}
+
+// Loaded is a validated config and what a person should hear about it.
+type Loaded struct {
+	Config   Config
+	Path     string
+	Warnings []string
+}
+
+// Load reads, validates and returns the config at path.
+func Load(path string) (*Loaded, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("config file %s does not exist: copy configs/zwatch.example.yaml there, or name another file with --config", path)
+		}
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	defer f.Close()
+	l, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	l.Path = path
+	if st, err := f.Stat(); err == nil && st.Mode().Perm()&0o044 != 0 && l.Config.hasLiteralSecret() {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("%s holds a secret and is readable by other users (mode %04o): run chmod 600 %s, or move the secret to ${ENV} or file:", path, st.Mode().Perm(), path))
+	}
+	return l, nil
+}
+
+// Parse reads and validates a config from r.
+func Parse(r io.Reader) (*Loaded, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg := Default()
+	if len(bytes.TrimSpace(data)) > 0 {
+		var root yaml.Node
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			return nil, fmt.Errorf("not valid YAML: %w", err)
+		}
+		var errs Errors
+		if len(root.Content) > 0 {
+			checkNode(root.Content[0], typeOf(&cfg), "", &errs)
+		}
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	var errs Errors
+	cfg.validate(&errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Loaded{Config: cfg}, nil
+}
+
+// Error is one problem with one key.
+type Error struct {
+	Path    string
+	Value   string
+	Problem string
+}
+
+func (e *Error) Error() string {
+	if e.Value != "" {
+		return fmt.Sprintf("%s = %s: %s", e.Path, e.Value, e.Problem)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Problem)
+}
+
+// Errors collects every problem so a person can fix them in one go.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = "  " + e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (es *Errors) add(path string, value any, format string, args ...any) {
+	v := ""
+	if value != nil {
+		v = fmt.Sprintf("%q", fmt.Sprint(value))
+	}
+	*es = append(*es, &Error{Path: path, Value: v, Problem: fmt.Sprintf(format, args...)})
+}
+
+func (c *Config) validate(errs *Errors) {
+	if strings.TrimSpace(c.Host) == "" {
+		errs.add("host", c.Host, "empty: set the name this machine has on the bus")
+	}
+	if c.StateDir == "" {
+		errs.add("state_dir", nil, "empty: set a writable directory such as /var/lib/zwatch")
+	}
+	oneOf(errs, "log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf(errs, "log.format", c.Log.Format, "text", "json")
+	if c.Bus.URL != "" && c.Bus.Listen != "" {
+		errs.add("bus.listen", c.Bus.Listen, "cannot be used with bus.url: with an external NATS server zwatch embeds none; remove one of them")
+	}
+	if c.Bus.URL != "" && !strings.Contains(c.Bus.URL, "://") {
+		errs.add("bus.url", c.Bus.URL, "want a NATS URL such as nats://nats1:4222 or tls://nats1:4222")
+	}
+	if (c.Bus.TLS.Cert == "") != (c.Bus.TLS.Key == "") {
+		errs.add("bus.tls", nil, "cert and key go together: set both or neither")
+	}
+	for _, f := range []struct{ path, file string }{{"bus.creds_file", c.Bus.CredsFile}, {"bus.tls.ca", c.Bus.TLS.CA}, {"bus.tls.cert", c.Bus.TLS.Cert}, {"bus.tls.key", c.Bus.TLS.Key}} {
+		if f.file == "" {
+			continue
+		}
+		if _, err := os.Stat(f.file); err != nil {
+			errs.add(f.path, f.file, "cannot be read: %v", err)
+		}
+	}
+	if c.Bus.Replicas < 1 || c.Bus.Replicas > 5 {
+		errs.add("bus.replicas", c.Bus.Replicas, "must be 1 to 5 (1 on one machine, 3 in a three-node cluster)")
+	}
+	positive(errs, "zfs.command_timeout", c.ZFS.CommandTimeout, time.Second)
+	positive(errs, "zfs.list_interval", c.ZFS.ListInterval, time.Second)
+	positive(errs, "zfs.status_interval", c.ZFS.StatusInterval, time.Second)
+	positive(errs, "zfs.arc_interval", c.ZFS.ARCInterval, time.Second)
+	positive(errs, "smart.interval", c.Smart.Interval, time.Minute)
+	positive(errs, "smart.timeout", c.Smart.Timeout, time.Second)
+	for i, d := range c.Smart.Devices {
+		if !strings.HasPrefix(d.Device, "/dev/") {
+			errs.add(fmt.Sprintf("smart.devices[%d].device", i), d.Device, "want a device path such as /dev/disk/by-id/ata-... or /dev/sda")
+		}
+	}
+	if c.Heartbeat.URL != "" && !strings.HasPrefix(c.Heartbeat.URL, "http://") && !strings.HasPrefix(c.Heartbeat.URL, "https://") {
+		errs.add("heartbeat.url", c.Heartbeat.URL, "want an http:// or https:// URL (e.g. https://hc-ping.com/<uuid>)")
+	}
+	positive(errs, "heartbeat.interval", c.Heartbeat.Interval, 10*time.Second)
+	c.Rules.validate("rules", errs)
+	c.Notify.validate("notify", errs)
+}
+
+func oneOf(errs *Errors, path, v string, allowed ...string) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	errs.add(path, v, "must be one of %s", strings.Join(allowed, ", "))
+}
+
+func positive(errs *Errors, path string, d Duration, min time.Duration) {
+	if d.D() < min {
+		errs.add(path, FormatDuration(d.D()), "too short: must be at least %s", FormatDuration(min))
+	}
+}
+
+func (c *Config) hasLiteralSecret() bool {
+	if c.Bus.Password.Literal {
+		return true
+	}
+	return c.Notify.hasLiteralSecret()
+}
+
+// Masked renders the effective config as YAML with every secret masked.
+func (c *Config) Masked() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("render config: %w", err)
+	}
+	return buf.Bytes(), nil
+}

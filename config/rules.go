@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RulesConfig holds the rule engine's thresholds and alert lifecycle. Every
+// key and its default is described in docs/rules.md.
+type RulesConfig struct {
+	// GroupWait gathers alerts that start together (an enclosure losing six
+	// disks) into one notification.
+	GroupWait Duration `yaml:"group_wait"`
+	// RepeatCritical and RepeatWarning: how often a still-firing alert is sent again.
+	RepeatCritical Duration `yaml:"repeat_critical"`
+	RepeatWarning  Duration `yaml:"repeat_warning"`
+	// GroupBy names the labels, besides host (always), that split
+	// notifications into groups. Default: [pool].
+	GroupBy []string `yaml:"group_by"`
+	// For overrides a rule's pending duration, by alert name (PoolCapacity: 15m).
+	For map[string]Duration `yaml:"for"`
+	// Disabled lists alert names that are never raised.
+	Disabled []string `yaml:"disabled"`
+
+	Redundancy RedundancyRules `yaml:"redundancy"`
+	Errors     ErrorRules      `yaml:"errors"`
+	Capacity   CapacityRules   `yaml:"capacity"`
+	Scrub      ScrubRules      `yaml:"scrub"`
+	Smart      SmartRules      `yaml:"smart"`
+	ARC        ARCRules        `yaml:"arc"`
+	Watcher    WatcherRules    `yaml:"watcher"`
+}
+
+// RedundancyRules: when a lost device margin becomes critical.
+type RedundancyRules struct {
+	// CriticalMargin: a top-level vdev that survives this many more device
+	// failures or fewer is critical; with more, but less than designed, warning.
+	CriticalMargin int `yaml:"critical_margin"`
+}
+
+// ErrorRules govern READ/WRITE/CKSUM counters.
+type ErrorRules struct {
+	// Hold keeps a "new errors" alert firing this long after the last increase.
+	Hold Duration `yaml:"hold"`
+	// RateCount errors within RateWindow on one vdev is critical, as ZED's
+	// diagnosis engine would fault the device (its default: 10 in 10 minutes).
+	RateCount  int      `yaml:"rate_count"`
+	RateWindow Duration `yaml:"rate_window"`
+}
+
+// CapacityRules: pool fullness, dataset quotas and the fill forecast.
+type CapacityRules struct {
+	Warning  float64 `yaml:"warning"`
+	Critical float64 `yaml:"critical"`
+	// Hysteresis (percentage points): a level clears only below its threshold minus this.
+	Hysteresis    float64 `yaml:"hysteresis"`
+	QuotaWarning  float64 `yaml:"quota_warning"`
+	QuotaCritical float64 `yaml:"quota_critical"`
+	// ForecastWindow is the history a linear fit uses; ForecastMinSpan the
+	// least history before a forecast is believed.
+	ForecastWindow  Duration `yaml:"forecast_window"`
+	ForecastMinSpan Duration `yaml:"forecast_min_span"`
+	// ForecastWarning / ForecastCritical: "full within" horizons; 0 turns one off.
+	ForecastWarning  Duration `yaml:"forecast_warning"`
+	ForecastCritical Duration `yaml:"forecast_critical"`
+}
+
+// ScrubRules: how stale and how stuck a scrub may get.
+type ScrubRules struct {
+	MaxAge    Duration `yaml:"max_age"`
+	PausedMax Duration `yaml:"paused_max"`
+}
+
+// SmartRules: SMART thresholds. Attribute limits are raw values; 0 turns a
+// level off. Defaults follow Backblaze's drive statistics: any non-zero raw
+// value of 5, 187, 188, 197 or 198 multiplies the failure rate.
+type SmartRules struct {
+	Reallocated       AttrLimits `yaml:"reallocated"`           // 5
+	ReportedUncorrect AttrLimits `yaml:"reported_uncorrect"`    // 187
+	CommandTimeout    AttrLimits `yaml:"command_timeout"`       // 188
+	Pending           AttrLimits `yaml:"pending"`               // 197
+	OfflineUncorrect  AttrLimits `yaml:"offline_uncorrectable"` // 198
+	// CRCWarning: UDMA CRC errors (199) at or above this warn about the
+	// cable or USB enclosure.
+	CRCWarning   uint64     `yaml:"crc_warning"`
+	GrownDefects AttrLimits `yaml:"grown_defects"` // SCSI grown defect list
+	MediaErrors  AttrLimits `yaml:"nvme_media_errors"`
+	// Temperatures in °C, used where the drive reports no thresholds itself.
+	HDDTempWarning int `yaml:"hdd_temp_warning"`
+	HDDTempCritical int `yaml:"hdd_temp_critical"`
+	SSDTempWarning  int `yaml:"ssd_temp_warning"`
+	SSDTempCritical int `yaml:"ssd_temp_critical"`
+	// NVMeSpareWarning: available spare (%) at or below this warns; at or
+	// below the drive's own threshold is critical.
+	NVMeSpareWarning int `yaml:"nvme_spare_warning"`
+	// NVMeUsedWarning: percentage_used (endurance consumed) at or above this warns.
+	NVMeUsedWarning int `yaml:"nvme_used_warning"`
+	// Overrides silence or re-threshold one attribute of one disk or model
+	// whose vendor reports bogus values.
+	Overrides []SmartOverride `yaml:"overrides"`
+}
+
+// AttrLimits are the raw-value levels of one counter attribute.
+type AttrLimits struct {
+	Warning  uint64 `yaml:"warning"`
+	Critical uint64 `yaml:"critical"`
+}
+
+// SmartOverride applies to the disks matching Serial (exact) or Model (a
+// glob such as "ST4000DM004*"). Attribute is an ATA id (5, 187, 188, 194 for
+// temperature in °C, 197, 198, 199).
+type SmartOverride struct {
+	Serial    string  `yaml:"serial"`
+	Model     string  `yaml:"model"`
+	Attribute int     `yaml:"attribute"`
+	Ignore    bool    `yaml:"ignore"`
+	Warning   *uint64 `yaml:"warning"`
+	Critical  *uint64 `yaml:"critical"`
+}
+
+// ARCRules: ARC memory pressure and, if wanted, its effectiveness.
+type ARCRules struct {
+	Throttle bool `yaml:"throttle"`
+	// ThrottleHold keeps a throttling alert this long after the last throttle.
+	ThrottleHold Duration `yaml:"throttle_hold"`
+	// MinHitRatio (0..1) warns below it; 0 turns the rule off.
+	MinHitRatio float64 `yaml:"min_hit_ratio"`
+}
+
+// WatcherRules: alerts about zwatch's own view of the machine.
+type WatcherRules struct {
+	// StaleIntervals: a collector silent for this many of its intervals is stale.
+	StaleIntervals int `yaml:"stale_intervals"`
+	// SilentAfter: a host whose heartbeat is this old is silent.
+	SilentAfter Duration `yaml:"silent_after"`
+	// TimeoutRepeats: this many timeouts in a row mean the command hangs.
+	TimeoutRepeats int `yaml:"timeout_repeats"`
+}
+
+// KnownRules lists every alert name the rule engine raises, for the keys of
+// rules.for and rules.disabled. The rules package tests that it matches.
+func KnownRules() []string {
+	return []string{
+		"PoolState", "PoolStatusMessage", "VdevState", "RedundancyMargin",
+		"VdevErrors", "VdevErrorRate", "PoolDataErrors",
+		"PoolCapacity", "DatasetQuota", "PoolFullForecast",
+		"ScrubNever", "ScrubOverdue", "ScrubErrors", "ScrubPaused",
+		"Resilver", "ResilverAtRisk",
+		"SmartFailed", "SmartAttribute", "SmartCRC", "SmartTemperature",
+		"SmartSelfTest", "SCSIGrownDefects", "NVMeCriticalWarning",
+		"NVMeMediaErrors", "NVMeSpare", "NVMeWearout",
+		"DiskIncident",
+		"ARCThrottle", "ARCHitRatio",
+		"CollectorStale", "HostSilent", "CommandHangs", "MonitoringBlindSpot",
+	}
+}
+
+// DefaultRules are the thresholds used when the file sets none.
+func DefaultRules() RulesConfig {
+	return RulesConfig{
+		GroupWait:      Duration(10 * time.Second),
+		RepeatCritical: Duration(4 * time.Hour),
+		RepeatWarning:  Duration(24 * time.Hour),
+		GroupBy:        []string{"pool"},
+		Errors: ErrorRules{
+			Hold:       Duration(24 * time.Hour),
+			RateCount:  10,
+			RateWindow: Duration(10 * time.Minute),
+		},
+		Capacity: CapacityRules{
+			Warning: 80, Critical: 90, Hysteresis: 3,
+			QuotaWarning: 90, QuotaCritical: 98,
+			ForecastWindow:   Duration(7 * 24 * time.Hour),
+			ForecastMinSpan:  Duration(24 * time.Hour),
+			ForecastWarning:  Duration(14 * 24 * time.Hour),
+			ForecastCritical: Duration(3 * 24 * time.Hour),
+		},
+		Scrub: ScrubRules{MaxAge: Duration(35 * 24 * time.Hour), PausedMax: Duration(8 * time.Hour)},
+		Smart: SmartRules{
+			Reallocated:       AttrLimits{Warning: 1, Critical: 50},
+			ReportedUncorrect: AttrLimits{Warning: 1, Critical: 10},
+			CommandTimeout:    AttrLimits{Warning: 1, Critical: 100},
+			Pending:           AttrLimits{Warning: 1, Critical: 10},
+			OfflineUncorrect:  AttrLimits{Warning: 1, Critical: 10},
+			CRCWarning:        1,
+			GrownDefects:      AttrLimits{Warning: 1, Critical: 100},
+			MediaErrors:       AttrLimits{Warning: 1, Critical: 10},
+			HDDTempWarning:    55, HDDTempCritical: 60,
+			SSDTempWarning: 70, SSDTempCritical: 80,
+			NVMeSpareWarning: 20, NVMeUsedWarning: 90,
+		},
+		ARC:     ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
+		Watcher: WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
+	}
+}
+
+func (r *RulesConfig) validate(p string, errs *Errors) {
+	if r.GroupWait.D() < 0 || r.GroupWait.D() > 10*time.Minute {
+		errs.add(p+".group_wait", FormatDuration(r.GroupWait.D()), "must be between 0s and 10m")
+	}
+	positive(errs, p+".repeat_critical", r.RepeatCritical, time.Minute)
+	positive(errs, p+".repeat_warning", r.RepeatWarning, time.Minute)
+	for i, l := range r.GroupBy {
+		if strings.TrimSpace(l) == "" || l == "host" {
+			errs.add(fmt.Sprintf("%s.group_by[%d]", p, i), l, "want a label name such as pool (host is always grouped by)")
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range KnownRules() {
+		known[n] = true
+	}
+	names := make([]string, 0, len(r.For))
+	for n := range r.For {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !known[n] {
+			errs.add(p+".for."+n, nil, "unknown alert name%s; known: %s", suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+		} else if d := r.For[n].D(); d < 0 || d > 7*24*time.Hour {
+			errs.add(p+".for."+n, FormatDuration(d), "must be between 0s and 7d")
+		}
+	}
+	for i, n := range r.Disabled {
+		if !known[n] {
+			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+		}
+	}
+	if r.Redundancy.CriticalMargin < 0 || r.Redundancy.CriticalMargin > 2 {
+		errs.add(p+".redundancy.critical_margin", r.Redundancy.CriticalMargin, "must be 0, 1 or 2")
+	}
+	positive(errs, p+".errors.hold", r.Errors.Hold, time.Minute)
+	if r.Errors.RateCount < 1 {
+		errs.add(p+".errors.rate_count", r.Errors.RateCount, "must be at least 1")
+	}
+	positive(errs, p+".errors.rate_window", r.Errors.RateWindow, time.Minute)
+
+	c := r.Capacity
+	percent(errs, p+".capacity.warning", c.Warning)
+	percent(errs, p+".capacity.critical", c.Critical)
+	if c.Warning >= c.Critical {
+		errs.add(p+".capacity.warning", c.Warning, "must be below capacity.critical (%g)", c.Critical)
+	}
+	if c.Hysteresis < 0 || c.Hysteresis >= c.Warning {
+		errs.add(p+".capacity.hysteresis", c.Hysteresis, "must be 0 or more and below capacity.warning")
+	}
+	percent(errs, p+".capacity.quota_warning", c.QuotaWarning)
+	percent(errs, p+".capacity.quota_critical", c.QuotaCritical)
+	if c.QuotaWarning >= c.QuotaCritical {
+		errs.add(p+".capacity.quota_warning", c.QuotaWarning, "must be below capacity.quota_critical (%g)", c.QuotaCritical)
+	}
+	positive(errs, p+".capacity.forecast_window", c.ForecastWindow, time.Hour)
+	positive(errs, p+".capacity.forecast_min_span", c.ForecastMinSpan, time.Minute)
+	if c.ForecastMinSpan.D() > c.ForecastWindow.D() {
+		errs.add(p+".capacity.forecast_min_span", FormatDuration(c.ForecastMinSpan.D()), "must not exceed capacity.forecast_window (%s)", FormatDuration(c.ForecastWindow.D()))
+	}
+	if c.ForecastWarning.D() < 0 || c.ForecastCritical.D() < 0 {
+		errs.add(p+".capacity.forecast_warning", nil, "forecast horizons must not be negative")
+	}
+	if c.ForecastCritical.D() > 0 && c.ForecastWarning.D() > 0 && c.ForecastCritical.D() >= c.ForecastWarning.D() {
+		errs.add(p+".capacity.forecast_critical", FormatDuration(c.ForecastCritical.D()), "must be shorter than capacity.forecast_warning (%s)", FormatDuration(c.ForecastWarning.D()))
+	}
+
+	positive(errs, p+".scrub.max_age", r.Scrub.MaxAge, time.Hour)
+	positive(errs, p+".scrub.paused_max", r.Scrub.PausedMax, time.Minute)
+
+	s := r.Smart
+	for _, a := range []struct {
+		key string
+		l   AttrLimits
+	}{{"reallocated", s.Reallocated}, {"reported_uncorrect", s.ReportedUncorrect}, {"command_timeout", s.CommandTimeout},
+		{"pending", s.Pending}, {"offline_uncorrectable", s.OfflineUncorrect}, {"grown_defects", s.GrownDefects}, {"nvme_media_errors", s.MediaErrors}} {
+		if a.l.Critical != 0 && a.l.Warning > a.l.Critical {
+			errs.add(p+".smart."+a.key+".warning", a.l.Warning, "must not exceed %s.critical (%d)", a.key, a.l.Critical)
+		}
+	}
+	temps := []struct {
+		key  string
+		w, c int
+	}{{"hdd_temp", s.HDDTempWarning, s.HDDTempCritical}, {"ssd_temp", s.SSDTempWarning, s.SSDTempCritical}}
+	for _, t := range temps {
+		if t.w < 20 || t.w > 100 {
+			errs.add(p+".smart."+t.key+"_warning", t.w, "must be 20 to 100 (°C)")
+		}
+		if t.c <= t.w || t.c > 120 {
+			errs.add(p+".smart."+t.key+"_critical", t.c, "must be above %s_warning (%d) and at most 120 (°C)", t.key, t.w)
+		}
+	}
+	if s.NVMeSpareWarning < 0 || s.NVMeSpareWarning > 100 {
+		errs.add(p+".smart.nvme_spare_warning", s.NVMeSpareWarning, "must be 0 to 100 (%%)")
+	}
+	if s.NVMeUsedWarning < 1 || s.NVMeUsedWarning > 255 {
+		errs.add(p+".smart.nvme_used_warning", s.NVMeUsedWarning, "must be 1 to 255 (%% of rated endurance)")
+	}
+	for i, o := range s.Overrides {
+		op := fmt.Sprintf("%s.smart.overrides[%d]", p, i)
+		if (o.Serial == "") == (o.Model == "") {
+			errs.add(op, nil, "set exactly one of serial or model")
+		}
+		if o.Model != "" {
+			if _, err := path.Match(o.Model, ""); err != nil {
+				errs.add(op+".model", o.Model, "not a valid glob: %v", err)
+			}
+		}
+		switch o.Attribute {
+		case 5, 187, 188, 194, 197, 198, 199:
+		default:
+			errs.add(op+".attribute", o.Attribute, "must be one of 5, 187, 188, 194 (temperature), 197, 198, 199")
+		}
+		if o.Ignore == (o.Warning != nil || o.Critical != nil) {
+			errs.add(op, nil, "set either ignore: true or warning/critical thresholds")
+		}
+		if o.Warning != nil && o.Critical != nil && *o.Warning > *o.Critical {
+			errs.add(op+".warning", *o.Warning, "must not exceed critical (%d)", *o.Critical)
+		}
+	}
+
+	positive(errs, p+".arc.throttle_hold", r.ARC.ThrottleHold, time.Minute)
+	if r.ARC.MinHitRatio < 0 || r.ARC.MinHitRatio >= 1 {
+		errs.add(p+".arc.min_hit_ratio", r.ARC.MinHitRatio, "must be 0 (off) or a ratio below 1, such as 0.8")
+	}
+	if r.Watcher.StaleIntervals < 2 || r.Watcher.StaleIntervals > 100 {
+		errs.add(p+".watcher.stale_intervals", r.Watcher.StaleIntervals, "must be 2 to 100")
+	}
+	positive(errs, p+".watcher.silent_after", r.Watcher.SilentAfter, 30*time.Second)
+	if r.Watcher.TimeoutRepeats < 1 || r.Watcher.TimeoutRepeats > 100 {
+		errs.add(p+".watcher.timeout_repeats", r.Watcher.TimeoutRepeats, "must be 1 to 100")
+	}
+}
+
+func percent(errs *Errors, p string, v float64) {
+	if v <= 0 || v > 100 {
+		errs.add(p, v, "must be a percentage above 0 and at most 100")
+	}
+}

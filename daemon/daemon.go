@@ -1,0 +1,77 @@
+// Package daemon wires zwatch together for `zwatch run`: the bus, the
+// collectors that run on this machine, the rule engine, the notifiers, the
+// heartbeat and systemd's watchdog.
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
+)
+
+// Version is set at build time (-ldflags "-X github.com/zwatch/zwatch/daemon.Version=...").
+var Version = "dev"
+
+// Component is one long-running part of the daemon. It returns when ctx
+// ends; an error before that makes the supervisor restart it.
+type Component struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// BusOptions maps the config onto bus options.
+func BusOptions(c *config.Config) bus.Options {
+	return bus.Options{
+		StateDir:  c.StateDir,
+		Listen:    c.Bus.Listen,
+		URL:       c.Bus.URL,
+		CredsFile: c.Bus.CredsFile,
+		User:      c.Bus.User,
+		Password:  c.Bus.Password.Value,
+		TLSCA:     c.Bus.TLS.CA,
+		TLSCert:   c.Bus.TLS.Cert,
+		TLSKey:    c.Bus.TLS.Key,
+		Replicas:  c.Bus.Replicas,
+		Name:      "zwatch@" + c.Host,
+	}
+}
+
+// supervise runs every component, restarting one that fails with a backoff
+// (1 s doubling to 1 min) so that a passing fault never kills monitoring.
+// It returns when ctx ends and every component has returned.
+func supervise(ctx context.Context, comps []Component, log *slog.Logger) {
+	var wg sync.WaitGroup
+	for _, c := range comps {
+		wg.Add(1)
+		go func(c Component) {
+			defer wg.Done()
+			backoff := time.Second
+			for {
+				start := time.Now()
+				err := c.Run(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				if err == nil {
+					err = fmt.Errorf("returned without error")
+				}
+				if time.Since(start) > 5*time.Minute {
+					backoff = time.Second
+				}
+				log.Error("component stopped; restarting", "component", c.Name, "err", err, "in", backoff)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(backoff*2, time.Minute)
+			}
+		}(c)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"context"
+
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/rules"
+)
+
+// Options are what `zwatch run` adds to the config.
+type Options struct {
+	// Notify overrides notifier options (the replacement guide).
+	Notify notifiers.Options
+}
+
+// Run starts zwatch and blocks until ctx ends, then shuts down in order:
+// collectors stop, in-flight rule evaluations and deliveries finish, the bus
+// drains and the embedded JetStream closes its files.
+func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
+	b, err := bus.Open(ctx, BusOptions(cfg), log.With("part", "bus"))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if b.Embedded() {
+		log.Info("bus ready", "mode", "embedded", "state_dir", cfg.StateDir, "listen", b.ClientURL())
+	} else {
+		log.Info("bus ready", "mode", "external", "url", cfg.Bus.URL)
+	}
+
+	pub := &collectors.BusPublisher{Bus: b, Host: cfg.Host}
+	tr := newTracker()
+	comps := collectorComponents(cfg, pub, tr, log)
+	comps = append(comps,
+		Component{Name: "rules", Run: func(ctx context.Context) error {
+			return rules.Run(ctx, b, cfg.Rules, log.With("part", "rules"))
+		}},
+		Component{Name: "notifiers", Run: func(ctx context.Context) error {
+			return notifiers.Run(ctx, b, cfg.Notify, opts.Notify, log.With("part", "notify"))
+		}},
+		Component{Name: "heartbeat", Run: (&heartbeat{
+			pub: pub, tracker: tr, started: time.Now(), every: 30 * time.Second,
+			url: cfg.Heartbeat.URL, urlEvery: cfg.Heartbeat.Interval.D(),
+			client: &http.Client{Timeout: 10 * time.Second}, log: log,
+		}).run},
+	)
+
+	if ok, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
+		log.Warn("systemd notify failed", "err", err)
+	} else if ok {
+		log.Debug("told systemd we are ready")
+	}
+	log.Info("zwatch running", "host", cfg.Host, "version", Version)
+	supervise(ctx, comps, log)
+	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	log.Info("zwatch stopped")
+	return nil
+}
+
+// collectorComponents builds the collectors this machine can run. A missing
+// tool disables its collectors with one clear log line and a heartbeat note,
+// and everything else carries on.
+func collectorComponents(cfg *config.Config, pub collectors.Publisher, tr *tracker, log *slog.Logger) []Component {
+	runner := execx.New(cfg.ZFS.CommandTimeout.D())
+	var comps []Component
+	loop := func(c collectors.Collector, every time.Duration, trigger <-chan struct{}) Component {
+		tr.register(c.Name(), every, "")
+		return Component{Name: c.Name(), Run: func(ctx context.Context) error {
+			collectors.Loop(ctx, tracked{Collector: c, t: tr}, pub, every, trigger, log.With("collector", c.Name()))
+			return nil
+		}}
+	}
+
+	switch {
+	case !cfg.ZFS.Enabled:
+		log.Info("ZFS monitoring is disabled by the config (zfs.enabled: false)")
+	default:
+		if _, err := execx.LookPath(cfg.ZFS.Zpool); err != nil {
+			why := fmt.Sprintf("%s not found: install zfsutils-linux, or set zfs.zpool to its path", cfg.ZFS.Zpool)
+			log.Warn("ZFS monitoring is disabled: " + why)
+			for _, n := range []string{"zpool_list", "zpool_status", "zpool_events", "arc"} {
+				tr.register(n, 0, why)
+			}
+			break
+		}
+		listPoke, statusPoke := make(chan struct{}, 1), make(chan struct{}, 1)
+		comps = append(comps,
+			loop(&collectors.ZpoolList{Runner: runner, Zpool: cfg.ZFS.Zpool, Zfs: cfg.ZFS.Zfs}, cfg.ZFS.ListInterval.D(), listPoke),
+			loop(&collectors.ZpoolStatus{Runner: runner, Zpool: cfg.ZFS.Zpool}, cfg.ZFS.StatusInterval.D(), statusPoke),
+			loop(&collectors.ARC{Runner: runner}, cfg.ZFS.ARCInterval.D(), nil),
+		)
+		if cfg.ZFS.FollowEvents {
+			f := &collectors.EventFollower{Zpool: cfg.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: log.With("collector", "zpool_events"),
+				Poke: func() { poke(listPoke); poke(statusPoke) }}
+			tr.register(f.Name(), 0, "")
+			comps = append(comps, Component{Name: f.Name(), Run: func(ctx context.Context) error {
+				err := f.Run(ctx, pub)
+				tr.result(f.Name(), err, time.Now())
+				return err
+			}})
+		}
+	}
+
+	if !cfg.Smart.Enabled {
+		log.Info("SMART monitoring is disabled by the config (smart.enabled: false)")
+	} else if _, err := execx.LookPath(cfg.Smart.Smartctl); err != nil {
+		why := fmt.Sprintf("%s not found: install smartmontools, or set smart.smartctl to its path", cfg.Smart.Smartctl)
+		log.Warn("SMART monitoring is disabled: " + why)
+		tr.register("smart", 0, why)
+	} else {
+		comps = append(comps, loop(newSmartCollector(cfg), cfg.Smart.Interval.D(), nil))
+	}
+	return comps
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# capture.sh — run the failure scenarios against real OpenZFS in the e2e VM and
+# store the tools' output verbatim under testdata/captured/zfs-<version>/.
+#
+#   e2e/capture.sh                 boot (if needed), run all steps a..i, write README.md, shut down
+#   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
+#                                  other's pool state: a b d c e f g h i is the full order)
+#   e2e/capture.sh readme          regenerate README.md from the manifest
+#
+# Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
+# beside it as FILE.stderr. Exit codes are recorded in the manifest and the README.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=vm.sh
+source "$HERE/vm.sh"
+OUT=${ZW_CAPTURE_DIR:-$HERE/../testdata/captured/zfs-$ZFS_VERSION}
+OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
+MAN=$OUT/.manifest.tsv
+JSON_OK=1; case $ZFS_VERSION in 2.1.*|2.2.*) JSON_OK=0 ;; esac
+
+D=/dev/disk/by-id
+SD1=$D/wwn-0x5000c500a0000001      # scsi-hd   (hot-unplugged in step c)
+SD2=$D/wwn-0x5000c500a0000002      # scsi-hd
+SD3=$D/wwn-0x5000c500a0000003      # scsi-hd   (replacement in step e)
+VD1=$D/virtio-ZWV0001              # virtio-blk (offline/online in step b)
+VD2=$D/virtio-ZWV0002              # virtio-blk (corrupted in step d)
+VD3=$D/virtio-ZWV0003              # hot spare (step f)
+VD4=$D/virtio-ZWV0004              # log (step f)
+VD5=$D/virtio-ZWV0005              # cache (step f)
+VD6=$D/virtio-ZWV0006              # 256M "small" pool (step h)
+ATA1="$D/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001"
+ATA2="$D/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000002"
+ATA3="$D/ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003"
+NV0=$D/nvme-QEMU_NVMe_Ctrl_ZWNVME0001
+NV1=$D/nvme-QEMU_NVMe_Ctrl_ZWNVME0002
+
+say() { printf '[capture %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# cap STEP NAME COMMAND — run COMMAND in the guest, store stdout as STEP.NAME
+cap() {
+  local step=$1 name=$2 cmd=$3 f rc t0 t1
+  f="$step.$name"
+  t0=$(date +%s%N)
+  vm_run "$cmd" > "$OUT/$f" 2> "$OUT/$f.stderr"; rc=$?
+  t1=$(date +%s%N)
+  [ -s "$OUT/$f.stderr" ] || rm -f "$OUT/$f.stderr"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$f" "$step" "$rc" "$(( (t1 - t0) / 1000000 ))" "$cmd" >> "$MAN"
+  say "$f rc=$rc ($(( (t1 - t0) / 1000000 )) ms)"
+  return 0
+}
+# g COMMAND — run a setup command in the guest (not captured); shows output on failure
+g() {
+  local o rc; o=$(vm_run "$1" 2>&1); rc=$?
+  if [ $rc -ne 0 ]; then say "setup command failed rc=$rc: $1"; printf '%s\n' "$o" >&2; fi
+  return $rc
+}
+note() { printf '%s\t%s\n' "$1" "$2" >> "$OUT/.notes.tsv"; }
+
+# the standard set of pool-state captures
+state() {
+  local s=$1
+  cap "$s" zpool-status-p-P.txt   "zpool status -p -P"
+  cap "$s" zpool-status.txt       "zpool status"
+  [ $JSON_OK = 1 ] && cap "$s" zpool-status-j.json "zpool status -j --json-int -p -P"
+  cap "$s" zpool-list-Hp.txt      "zpool list -Hp"
+  cap "$s" zpool-list-H-o.txt     "zpool list -H -o name,health,capacity"
+  cap "$s" zfs-list-Hp.txt        "zfs list -Hp -o name,used,avail,quota,refquota"
+}
+
+# wait until `zpool status POOL` matches REGEX (ERE), up to N seconds
+wait_status() {
+  local pool=$1 re=$2 n=${3:-60}
+  g "for i in \$(seq $((n*5))); do zpool status $pool | grep -Eq '$re' && exit 0; sleep 0.2; done; exit 1"
+}
+
+throttle() { # qdev-id bytes/s (0 = off)
+  vm_qmp "{\"execute\":\"block_set_io_throttle\",\"arguments\":{\"id\":\"$1\",\"bps\":0,\"bps_rd\":0,\"bps_wr\":$2,\"iops\":0,\"iops_rd\":0,\"iops_wr\":0}}" >/dev/null
+}
+
+step_a() {
+  say "a: healthy raidz2 vault + NVMe mirror"
+  note a "Healthy: raidz2 'vault' over six by-id disks (2x scsi-hd as wwn-*, 2x virtio-blk, 2x AHCI ata-*), ashift=12; mirror 'fast' over the two NVMe namespaces; datasets vault/pictures (recordsize=1M, compression=lz4), vault/storage (refquota=512M), vault/backup (compression=zstd-1, quota=1G); ~100 MB of data written."
+  g "zpool create -f -o ashift=12 vault raidz2 $SD1 $SD2 $VD1 $VD2 $ATA1 $ATA2" || return 1
+  g "zpool create -f -o ashift=12 fast mirror $NV0 $NV1" || return 1
+  g "zfs create -o recordsize=1M -o compression=lz4 vault/pictures && zfs create -o refquota=512M vault/storage && zfs create -o compression=zstd-1 -o quota=1G vault/backup" || return 1
+  g "dd if=/dev/urandom of=/vault/pictures/img0.raw bs=1M count=32 status=none && cp -a /usr/lib/modules/\$(uname -r)/kernel/fs /vault/storage/ && tar -C /usr -cf /vault/backup/usr-share.tar share && dd if=/dev/urandom of=/fast/blob bs=1M count=8 status=none && zpool sync" || return 1
+  cap a version.txt "zpool version"
+  cap a uname-r.txt "uname -r"
+  state a
+  cap a zpool-status-x.txt "zpool status -x"
+  cap a zpool-get-Hp-all.txt "zpool get -Hp all vault"
+  cap a zfs-get-Hp-all.txt "zfs get -Hp all vault/pictures"
+  cap a zpool-iostat-v-p.txt "zpool iostat -v -p"
+  cap a arcstats.txt "cat /proc/spl/kstat/zfs/arcstats"
+  cap a ls-l-dev-disk-by-id.txt "ls -l /dev/disk/by-id"
+  cap a lsblk-J-O.json "lsblk -J -O"
+  cap a smartctl-scan-open.json "smartctl --scan-open --json"
+  cap a smartctl-scan-open.txt "smartctl --scan-open"
+  cap a smartctl-a-json-scsi.json "smartctl --json=c -a $SD1"
+  cap a smartctl-a-json-virtio.json "smartctl --json=c -a $VD1"
+  cap a smartctl-a-json-ata.json "smartctl --json=c -a '$ATA1'"
+  cap a smartctl-a-json-ata-ssd.json "smartctl --json=c -a '$ATA3'"
+  cap a smartctl-a-json-nvme.json "smartctl --json=c -a /dev/nvme0"
+  cap a smartctl-a-nvme.txt "smartctl -a /dev/nvme0"
+  cap a smartctl-a-ata.txt "smartctl -a '$ATA1'"
+  cap a smartctl-a-scsi.txt "smartctl -a $SD1"
+}
+
+step_b() {
+  say "b: offline -> DEGRADED, online -> resilver -> ONLINE"
+  note b "zpool offline of virtio-ZWV0001 -> DEGRADED (b1); 64 MB written while offline; QEMU throttles writes to that disk (block_set_io_throttle 1 MB/s) so the resilver after zpool online can be caught in progress (b2, b3); throttle removed, zpool wait -t resilver -> ONLINE (b4)."
+  g "zpool offline vault $VD1" || return 1
+  state b1-offline
+  cap b1-offline zpool-status-x.txt "zpool status -x"
+  g "dd if=/dev/urandom of=/vault/pictures/img1.raw bs=1M count=64 status=none && zpool sync vault"
+  throttle vd1 1048576
+  g "zpool online vault $VD1" || return 1
+  wait_status vault 'resilver in progress' 60 || say "no resilver seen"
+  state b2-resilvering
+  sleep 4
+  cap b3-resilvering zpool-status-p-P.txt "zpool status -p -P"
+  [ $JSON_OK = 1 ] && cap b3-resilvering zpool-status-j.json "zpool status -j --json-int -p -P"
+  throttle vd1 0
+  g "zpool wait -t resilver vault"
+  state b4-online
+}
+
+step_d() {
+  say "d: corrupt 4 MiB of one disk, scrub -> checksum errors repaired"
+  note d "dd 4 MiB of /dev/urandom over virtio-ZWV0002 at byte offset 12 MiB (inside the data area, labels untouched), then zpool scrub -w -> CKSUM errors and 'scrub repaired' (d1); zpool clear (d2)."
+  g "dd if=/dev/urandom of=$VD2 bs=1M seek=12 count=4 oflag=direct conv=notrunc status=none" || return 1
+  cap d1-scrubbed zpool-scrub-w.txt "zpool scrub -w vault"
+  state d1-scrubbed
+  cap d1-scrubbed zpool-status-x.txt "zpool status -x"
+  cap d1-scrubbed zpool-status-v.txt "zpool status -v vault"
+  g "zpool clear vault"
+  cap d2-cleared zpool-status-p-P.txt "zpool status -p -P"
+}
+
+step_c() {
+  say "c: hot-unplug via QMP device_del -> REMOVED; export/import -> missing by GUID"
+  note c "QMP device_del of the scsi-hd wwn-0x5000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing -> shown by GUID, 'was /dev/...' (c2, c3)."
+  vm_qmp '{"execute":"device_del","arguments":{"id":"sd1"}}' > "$OUT/c1-removed.qmp-device_del.json"
+  wait_status vault 'REMOVED' 30 || say "REMOVED not seen"
+  state c1-removed
+  cap c1-removed ls-l-dev-disk-by-id.txt "ls -l /dev/disk/by-id"
+  g "zpool export vault" || return 1
+  cap c2-exported zpool-import.txt "zpool import -d /dev/disk/by-id"
+  g "zpool import -d /dev/disk/by-id vault" || return 1
+  state c3-imported
+  cap c3-imported zpool-status-g.txt "zpool status -g vault"
+}
+
+step_e() {
+  say "e: replace the missing disk by GUID with the spare scsi disk"
+  note e "zpool replace vault <guid of the missing wwn-...01> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 2 MB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
+  local guid
+  guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" || \$2==\"REMOVED\" {print \$1; exit}'")
+  say "missing vdev guid: $guid"
+  [ -n "$guid" ] || return 1
+  throttle sd3 2097152
+  cap e1-replacing zpool-replace.txt "zpool replace vault $guid $SD3"
+  wait_status vault 'resilver in progress' 60 || say "no resilver seen"
+  state e1-replacing
+  sleep 5
+  cap e2-replacing zpool-status-p-P.txt "zpool status -p -P"
+  cap e2-replacing zpool-status.txt "zpool status"
+  [ $JSON_OK = 1 ] && cap e2-replacing zpool-status-j.json "zpool status -j --json-int -p -P"
+  throttle sd3 0
+  g "zpool wait -t resilver vault"; sleep 1
+  state e3-replaced
+}
+
+step_f() {
+  say "f: spare/log/cache + dRAID"
+  note f "zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f) and replaced by the distributed spare draid1-0-0 (f4)."
+  g "zpool add vault spare $VD3 && zpool add vault log $VD4 && zpool add vault cache $VD5" || return 1
+  state f1-spare-log-cache
+  g "zpool replace vault '$ATA2' $VD3" && { wait_status vault 'resilvered|resilver in progress' 60; g "zpool wait -t resilver vault"; }
+  state f2-spare-inuse
+  g "zpool detach vault $VD3"
+  cap f2-spare-inuse after-detach.zpool-status-p-P.txt "zpool status -p -P vault"
+  g "mkdir -p /var/tmp/draid && for i in 0 1 2 3; do truncate -s 256M /var/tmp/draid/f\$i; done && zpool create -o ashift=12 dpool draid1:2d:4c:1s /var/tmp/draid/f0 /var/tmp/draid/f1 /var/tmp/draid/f2 /var/tmp/draid/f3 && dd if=/dev/urandom of=/dpool/blob bs=1M count=16 status=none && zpool sync dpool" || return 1
+  state f3-draid
+  g "zpool offline -f dpool /var/tmp/draid/f1 && zpool replace dpool /var/tmp/draid/f1 draid1-0-0" && g "zpool wait -t resilver dpool"
+  state f4-draid-spare
+}
+
+step_g() {
+  say "g: NVMe critical warning via QMP qom-set"
+  note g "QMP qom-set /machine/peripheral/nvme0 smart_critical_warning=4 (NVM subsystem reliability degraded) -> smartctl reports FAILED."
+  vm_qmp '{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":4}}' > "$OUT/g.qmp-qom-set.json"
+  cap g smartctl-a-json-nvme-failed.json "smartctl --json=c -a /dev/nvme0"
+  cap g smartctl-a-nvme-failed.txt "smartctl -a /dev/nvme0"
+  cap g smartctl-H-json-nvme-failed.json "smartctl --json=c -H /dev/nvme0"
+  cap g smartctl-a-json-nvme1-ok.json "smartctl --json=c -a /dev/nvme1"
+  cap g nvme-smart-log.json "nvme smart-log /dev/nvme0 -o json"
+}
+
+step_h() {
+  say "h: small pool filled past 90%"
+  note h "pool 'small' on the 256 MB virtio-ZWV0006 (compression=off), filled with /dev/urandom until ENOSPC."
+  g "zpool create -f -o ashift=12 -O compression=off small $VD6" || return 1
+  g "dd if=/dev/urandom of=/small/fill bs=1M status=none; zpool sync small; true"
+  state h-full
+}
+
+step_i() {
+  say "i: events"
+  note i "zpool events -v / -H -v after all steps above (i1); then zpool events -c, and the stream of zpool events -f -H -v while zpool offline/online of ata-...0000001 and its resilver (i2), followed by zpool events -v of just that (i3). Also arcstats at the end."
+  cap i1 zpool-events-v.txt "zpool events -v"
+  cap i1 zpool-events-H-v.txt "zpool events -H -v"
+  cap i1 zpool-events.txt "zpool events"
+  cap i1 arcstats.txt "cat /proc/spl/kstat/zfs/arcstats"
+  g "zpool events -c"
+  local id; id=$(vm_spawn "exec zpool events -f -H -v")
+  sleep 2
+  g "zpool offline vault '$ATA1'"; sleep 2
+  g "zpool online vault '$ATA1'"; sleep 6
+  g "zpool wait -t resilver vault"; sleep 3
+  vm_stop "$id" > "$OUT/i2.zpool-events-f-H-v.txt" 2> "$OUT/i2.zpool-events-f-H-v.txt.stderr"
+  local rc=$?
+  [ -s "$OUT/i2.zpool-events-f-H-v.txt.stderr" ] || rm -f "$OUT/i2.zpool-events-f-H-v.txt.stderr"
+  printf '%s\t%s\t%s\t%s\t%s\n' i2.zpool-events-f-H-v.txt i2 "$rc (SIGTERM)" - "zpool events -f -H -v" >> "$MAN"
+  cap i3 zpool-events-v.txt "zpool events -v"
+}
+
+readme() {
+  local R=$OUT/README.md kver zver qver
+  kver=$(cat "$OUT/a.uname-r.txt" 2>/dev/null); zver=$(tr '\n' ' ' < "$OUT/a.version.txt" 2>/dev/null)
+  qver=$(qemu-system-x86_64 --version | head -1)
+  {
+    echo "# Captured OpenZFS $ZFS_VERSION output"
+    echo
+    echo "Real output of ZFS and disk tools, captured by \`e2e/capture.sh\` (see e2e/README.md) in a QEMU"
+    echo "VM. **Never edit these files**: each is the command's stdout byte for byte; a non-empty stderr is"
+    echo "kept beside it as \`FILE.stderr\`. Re-capture instead."
+    echo
+    echo "- ZFS: \`$zver\` (Debian package $(. "$(cat "$ZW_VM_DIR/image")/env" 2>/dev/null; echo "${ZFS_USERLAND:-?}"))"
+    echo "- kernel: \`$kver\` (Debian bookworm), guest hostid 5a776174, hostname zwatch-e2e"
+    echo "- $qver, machine q35, $(cat "$ZW_VM_DIR/accel" 2>/dev/null || echo tcg)"
+    echo "- captured: $(date -u +%F)"
+    echo
+    echo "## Disks"
+    echo
+    echo '```'
+    vm_disks
+    echo '```'
+    echo
+    echo "smartctl's exit status is a bit mask (bit 0 command line, bit 1 device open failed, bit 2 SMART"
+    echo "command failed, bit 3 disk failing, bit 4 prefail attributes <= threshold, bit 5 past failures,"
+    echo "bit 6 error log, bit 7 self-test log). The exit column records it for every capture."
+    echo
+    echo "## Scenario steps"
+    echo
+    echo "Steps run in the order a, b, d, c, e, f, g, h, i in one VM, each on the pool state the previous left."
+    echo
+    if [ -f "$OUT/.notes.tsv" ]; then
+      sort -u -t$'\t' -k1,1 "$OUT/.notes.tsv" | while IFS=$'\t' read -r s t; do echo "- **$s**: $t"; done
+    fi
+    echo
+    echo "## Files"
+    echo
+    echo "| file | step | exit | ms | command (run by bash as root in the guest) |"
+    echo "| --- | --- | --- | --- | --- |"
+    while IFS=$'\t' read -r f s rc ms cmd; do
+      local extra=""; [ -f "$OUT/$f.stderr" ] && extra=" (+ \`$f.stderr\`)"
+      echo "| \`$f\`$extra | $s | $rc | $ms | \`${cmd//|/\\|}\` |"
+    done < "$MAN"
+    echo
+    echo "QMP commands sent by the host are stored as \`*.qmp-*.json\` (the QMP reply)."
+  } > "$R"
+  say "wrote $R"
+}
+
+main() {
+  if [ "${1:-}" = readme ]; then readme; return; fi
+  local steps=("$@") own=0
+  if [ ${#steps[@]} -eq 0 ]; then
+    steps=(a b d c e f g h i)
+    rm -f "$OUT"/* "$MAN" "$OUT/.notes.tsv"
+  fi
+  if ! vm_running; then vm_boot || exit 1; own=1; fi
+  for s in "${steps[@]}"; do
+    "step_$s" || say "step $s FAILED"
+  done
+  readme
+  [ $own = 1 ] && [ -z "${ZW_KEEP_VM:-}" ] && vm_shutdown
+  return 0
+}
+main "$@"

@@ -1,0 +1,194 @@
+// Package execx runs external tools (zpool, zfs, smartctl) the way a monitor
+// must: explicit argv, never a shell; a context timeout after which the
+// process is killed; and at most one outstanding invocation per command, so a
+// tool stuck in uninterruptible sleep (a suspended pool, a dead controller)
+// cannot pile up processes. A hang is reported, never waited on.
+package execx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Error kinds, used as collector.error kinds and by rules.
+const (
+	KindTimeout = "timeout" // did not finish in time; killed
+	KindBusy    = "busy"    // the previous invocation has still not exited
+	KindMissing = "missing" // executable not found
+	KindDenied  = "denied"  // permission denied
+	KindFailed  = "failed"  // ran and exited non-zero
+)
+
+// Error describes a failed invocation.
+type Error struct {
+	Kind     string
+	Command  string
+	ExitCode int
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s: %s", e.Command, e.Kind)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		if len(s) > 300 {
+			s = s[:300] + "…"
+		}
+		msg += ": " + s
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of err, or "" when err is not an *Error.
+func KindOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// Result is a finished invocation. A non-zero exit is still a Result (with
+// an *Error of KindFailed) because some tools (smartctl) report through it.
+type Result struct {
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode int
+	Duration time.Duration
+}
+
+// Runner runs commands with a default timeout. The zero value is not usable;
+// call New.
+type Runner struct {
+	Timeout time.Duration
+	// Env, when set, replaces the environment of children (tests point PATH
+	// at stand-in tools).
+	Env []string
+
+	mu       sync.Mutex
+	inflight map[string]struct{}
+}
+
+// New returns a Runner with the given default timeout.
+func New(timeout time.Duration) *Runner {
+	return &Runner{Timeout: timeout, inflight: map[string]struct{}{}}
+}
+
+// Run executes name with args. The key for the one-outstanding rule is the
+// whole argv.
+func (r *Runner) Run(ctx context.Context, name string, args ...string) (Result, error) {
+	argv := strings.Join(append([]string{name}, args...), " ")
+	r.mu.Lock()
+	if _, busy := r.inflight[argv]; busy {
+		r.mu.Unlock()
+		return Result{}, &Error{Kind: KindBusy, Command: argv, Err: errors.New("previous invocation has not exited (process stuck, likely in the kernel)")}
+	}
+	r.inflight[argv] = struct{}{}
+	r.mu.Unlock()
+
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cmd := exec.CommandContext(cctx, name, args...)
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// Kill the whole process group: zpool may have forked helpers.
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return nil
+	}
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		r.release(argv)
+		return Result{}, startError(argv, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		r.release(argv)
+		cancel()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Duration: time.Since(start)}
+		if cmd.ProcessState != nil {
+			res.ExitCode = cmd.ProcessState.ExitCode()
+		}
+		if cctx.Err() == context.DeadlineExceeded {
+			return res, &Error{Kind: KindTimeout, Command: argv, Err: fmt.Errorf("no answer within %s; killed", timeout)}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			return res, &Error{Kind: KindFailed, Command: argv, ExitCode: res.ExitCode, Stderr: stderr.String(), Err: err}
+		}
+		return res, nil
+	case <-waitGrace(cctx, timeout):
+		// The process was killed but has not exited: it sits in the kernel.
+		// Wait goes on in the background and releases the command when it
+		// finally exits; until then new calls get KindBusy.
+		return Result{Duration: time.Since(start)}, &Error{Kind: KindTimeout, Command: argv, Err: fmt.Errorf("no answer within %s; killed but not exited (stuck in the kernel)", timeout)}
+	}
+}
+
+// waitGrace fires a little after ctx ends, giving a killed process time to exit.
+func waitGrace(ctx context.Context, timeout time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		time.Sleep(2 * time.Second)
+		close(ch)
+	}()
+	return ch
+}
+
+func (r *Runner) release(argv string) {
+	r.mu.Lock()
+	delete(r.inflight, argv)
+	r.mu.Unlock()
+}
+
+func startError(argv string, err error) error {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return &Error{Kind: KindMissing, Command: argv, Err: err}
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, os.ErrPermission):
+		return &Error{Kind: KindDenied, Command: argv, Err: err}
+	}
+	return &Error{Kind: KindFailed, Command: argv, Err: err}
+}
+
+// LookPath reports whether name can be found, with the reason when not.
+func LookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", startError(name, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,269 @@
+package notifiers
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+)
+
+// GuideFunc returns the guided replacement text for an alert, or "" when it
+// has none. The daemon injects the replace package's guide; the notifiers do
+// not depend on it.
+type GuideFunc func(alert.Alert) string
+
+// Message is one notification rendered for people. Every channel derives
+// its payload from it, cutting to the service's limits.
+type Message struct {
+	// Title is a short heading for services with a title field (Pushover,
+	// ntfy, Gotify): "zwatch nas1: CRITICAL".
+	Title string
+	// Summary is the lock-screen line and the email subject, e.g.
+	// "[CRITICAL] vault DEGRADED — disk WD-… FAULTED, raidz2-0 can lose 1 more disk".
+	Summary string
+	// Text is the plain-text body; its first line is Summary.
+	Text string
+	// HTML is the same content for email.
+	HTML string
+
+	ID       string
+	Host     string
+	Severity alert.Severity
+	Resolved bool
+	Test     bool
+	Created  time.Time
+}
+
+// Render renders a notification without a replacement guide.
+func Render(n alert.Notification) Message { return RenderGuided(n, nil) }
+
+// RenderGuided renders a notification; guide (may be nil) adds the guided
+// replacement text to alerts that have one.
+func RenderGuided(n alert.Notification, guide GuideFunc) Message {
+	firing, resolved := split(n.Alerts)
+	m := Message{
+		ID: n.ID, Host: n.Host, Severity: n.MaxSeverity(), Test: n.Test, Created: n.Created,
+		Resolved: len(firing) == 0,
+	}
+	m.Summary = summaryLine(n, firing, resolved)
+	state := strings.ToUpper(string(m.Severity))
+	if m.Resolved {
+		state = "resolved"
+	}
+	if state == "" {
+		state = "notice"
+	}
+	m.Title = fmt.Sprintf("zwatch %s: %s", n.Host, state)
+	if n.Test {
+		m.Title += " (test)"
+	}
+
+	v := view{Summary: m.Summary, Host: n.Host, ID: n.ID, Test: n.Test, Created: stamp(n.Created)}
+	single := len(n.Alerts) == 1
+	for _, a := range firing {
+		v.Firing = append(v.Firing, alertView(a, single, guide))
+	}
+	for _, a := range resolved {
+		v.Resolved = append(v.Resolved, alertView(a, single, guide))
+	}
+	m.Text = renderText(v)
+	var buf bytes.Buffer
+	if err := htmlTmpl.Execute(&buf, v); err != nil {
+		// The template is static; fall back to the text rather than send nothing.
+		buf.Reset()
+		buf.WriteString("<pre>" + template.HTMLEscapeString(m.Text) + "</pre>")
+	}
+	m.HTML = buf.String()
+	return m
+}
+
+// split orders alerts most severe first; pending counts as firing.
+func split(as []alert.Alert) (firing, resolved []alert.Alert) {
+	for _, a := range as {
+		if a.State == alert.Resolved {
+			resolved = append(resolved, a)
+		} else {
+			firing = append(firing, a)
+		}
+	}
+	order := func(s []alert.Alert) {
+		sort.SliceStable(s, func(i, j int) bool {
+			if s[i].Severity.Rank() != s[j].Severity.Rank() {
+				return s[i].Severity.Rank() > s[j].Severity.Rank()
+			}
+			return s[i].StartsAt.Before(s[j].StartsAt)
+		})
+	}
+	order(firing)
+	order(resolved)
+	return firing, resolved
+}
+
+func summaryLine(n alert.Notification, firing, resolved []alert.Alert) string {
+	var b strings.Builder
+	if n.Test {
+		b.WriteString("[TEST] ")
+	}
+	switch {
+	case len(firing) > 0:
+		fmt.Fprintf(&b, "[%s] %s", strings.ToUpper(string(firing[0].Severity)), alertSummary(firing[0]))
+		if more := len(firing) - 1; more > 0 {
+			fmt.Fprintf(&b, " (+%d more)", more)
+		}
+	case len(resolved) > 0:
+		fmt.Fprintf(&b, "[RESOLVED] %s", alertSummary(resolved[0]))
+		if more := len(resolved) - 1; more > 0 {
+			fmt.Fprintf(&b, " (+%d more)", more)
+		}
+	default:
+		fmt.Fprintf(&b, "[NOTICE] zwatch on %s: empty notification", n.Host)
+	}
+	return oneLine(b.String())
+}
+
+func alertSummary(a alert.Alert) string {
+	if s := strings.TrimSpace(a.Summary); s != "" {
+		return oneLine(s)
+	}
+	s := a.Name
+	for _, k := range []string{"pool", "vdev", "serial", "device"} {
+		if v := a.Labels[k]; v != "" {
+			s += " " + k + "=" + v
+		}
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+type alertItem struct {
+	Severity, Summary, Description, Since, Ended, Guide string
+	Evidence                                            [][2]string
+	ShowSummary                                         bool
+}
+
+type view struct {
+	Summary, Host, ID, Created string
+	Test                       bool
+	Firing, Resolved           []alertItem
+}
+
+func alertView(a alert.Alert, single bool, guide GuideFunc) alertItem {
+	it := alertItem{
+		Severity: strings.ToUpper(string(a.Severity)), Summary: alertSummary(a),
+		Description: strings.TrimSpace(a.Description), Since: stamp(a.StartsAt),
+		ShowSummary: !single,
+	}
+	if a.EndsAt != nil {
+		it.Ended = stamp(*a.EndsAt)
+		if !a.StartsAt.IsZero() && a.EndsAt.After(a.StartsAt) {
+			it.Ended += " (lasted " + a.EndsAt.Sub(a.StartsAt).Round(time.Second).String() + ")"
+		}
+	}
+	keys := make([]string, 0, len(a.Evidence))
+	for k := range a.Evidence {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		it.Evidence = append(it.Evidence, [2]string{k, a.Evidence[k]})
+	}
+	if guide != nil && a.State != alert.Resolved {
+		it.Guide = strings.TrimSpace(safeGuide(guide, a))
+	}
+	return it
+}
+
+// safeGuide keeps a faulty guide from taking the notifier down with it: the
+// alert still goes out, only without the guide.
+func safeGuide(g GuideFunc, a alert.Alert) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = ""
+		}
+	}()
+	return g(a)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func renderText(v view) string {
+	var b strings.Builder
+	b.WriteString(v.Summary)
+	b.WriteString("\n")
+	item := func(it alertItem, resolved bool) {
+		b.WriteString("\n")
+		if it.ShowSummary {
+			mark := "● " + it.Severity
+			if resolved {
+				mark = "✓ RESOLVED"
+			}
+			fmt.Fprintf(&b, "%s  %s\n", mark, it.Summary)
+		}
+		if it.Description != "" {
+			b.WriteString(it.Description + "\n")
+		}
+		if len(it.Evidence) > 0 {
+			b.WriteString("Evidence:\n")
+			for _, e := range it.Evidence {
+				fmt.Fprintf(&b, "  %s: %s\n", e[0], e[1])
+			}
+		}
+		if it.Since != "" {
+			fmt.Fprintf(&b, "Since: %s\n", it.Since)
+		}
+		if resolved && it.Ended != "" {
+			fmt.Fprintf(&b, "Resolved: %s\n", it.Ended)
+		}
+		if it.Guide != "" {
+			b.WriteString("\nReplacement guide:\n" + it.Guide + "\n")
+		}
+	}
+	for _, it := range v.Firing {
+		item(it, false)
+	}
+	if len(v.Resolved) > 0 && len(v.Firing) > 0 {
+		b.WriteString("\nResolved:\n")
+	}
+	for _, it := range v.Resolved {
+		item(it, true)
+	}
+	fmt.Fprintf(&b, "\n— zwatch on %s", v.Host)
+	if v.Created != "" {
+		fmt.Fprintf(&b, ", %s", v.Created)
+	}
+	if v.ID != "" {
+		fmt.Fprintf(&b, ", notification %s", v.ID)
+	}
+	if v.Test {
+		b.WriteString("\nThis is a test: nothing is wrong.")
+	}
+	return b.String()
+}
+
+var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
+<html><body style="font-family:sans-serif;font-size:14px;line-height:1.4">
+<p style="font-size:16px"><strong>{{.Summary}}</strong></p>
+{{range .Firing}}{{template "item" .}}{{end}}
+{{if .Resolved}}{{if .Firing}}<h3>Resolved</h3>{{end}}{{range .Resolved}}{{template "item" .}}{{end}}{{end}}
+<p style="color:#666;font-size:12px">zwatch on {{.Host}}{{if .Created}}, {{.Created}}{{end}}{{if .ID}}, notification {{.ID}}{{end}}</p>
+{{if .Test}}<p><em>This is a test: nothing is wrong.</em></p>{{end}}
+</body></html>
+{{define "item"}}<div style="margin:12px 0">
+{{if .ShowSummary}}<p><strong>{{.Severity}}</strong> {{.Summary}}</p>{{end}}
+{{if .Description}}<p>{{.Description}}</p>{{end}}
+{{if .Evidence}}<table style="border-collapse:collapse">{{range .Evidence}}<tr><td style="padding:2px 8px 2px 0;color:#555">{{index . 0}}</td><td style="font-family:monospace">{{index . 1}}</td></tr>{{end}}</table>{{end}}
+{{if .Since}}<p>Since: {{.Since}}</p>{{end}}{{if .Ended}}<p>Resolved: {{.Ended}}</p>{{end}}
+{{if .Guide}}<h3>Replacement guide</h3><pre style="font-family:monospace;white-space:pre-wrap">{{.Guide}}</pre>{{end}}
+</div>{{end}}`))

@@ -1,0 +1,189 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// stateVersion is bumped when hostState changes incompatibly; an older
+// record is then dropped (alerts re-fire once) rather than misread.
+const stateVersion = 1
+
+// Bounds that keep one host's persisted state small whatever happens.
+const (
+	maxCapSamples  = 96
+	maxRateEntries = 64
+	maxResolved    = 256
+)
+
+// hostState is everything the engine remembers about one host. It is the
+// value of key "host.<host>" in bus.StateBucket.
+type hostState struct {
+	Version int    `json:"v"`
+	Host    string `json:"host"`
+	// Alerts by fingerprint: pending, firing, and resolved ones whose
+	// resolved notice is not sent yet.
+	Alerts map[string]*tracked `json:"alerts,omitempty"`
+	// Groups by group key: when each group is due to be flushed.
+	Groups   map[string]*groupState   `json:"groups,omitempty"`
+	Counters map[string]*vdevCounters `json:"counters,omitempty"`
+	Scrubs   map[string]*scrubHistory `json:"scrubs,omitempty"`
+	Capacity map[string][]capSample   `json:"capacity,omitempty"`
+	// Leaves index this host's pool members and Disks its SMART identities,
+	// so a SMART report and a vdev can be joined after a restart.
+	Leaves     []leafRef                  `json:"leaves,omitempty"`
+	Disks      map[string]*diskRef        `json:"disks,omitempty"`
+	Collectors map[string]*collectorState `json:"collectors,omitempty"`
+	Heartbeat  *time.Time                 `json:"heartbeat,omitempty"`
+	ARCThrottleAt *time.Time              `json:"arc_throttle_at,omitempty"`
+
+	// Latest facts, in memory only: time-based rules re-read them at Tick.
+	pools    []*zfs.Pool
+	capacity *capacityFacts
+	smart    map[string]*smart.Report
+	dirty    bool
+	rev      uint64 // KV revision this state was loaded from or saved as
+	evalAt   time.Time
+}
+
+type capacityFacts struct {
+	pools    []zfs.PoolList
+	datasets []zfs.Dataset
+}
+
+// tracked is one alert and what has been told about it.
+type tracked struct {
+	A     alert.Alert `json:"a"`
+	Scope string      `json:"scope"`
+	// Serial is the physical disk the alert is about, when known.
+	Serial string `json:"serial,omitempty"`
+	// Pool is the pool for grouping alerts that carry no pool label.
+	Pool     string        `json:"pool,omitempty"`
+	For      time.Duration `json:"for,omitempty"`
+	News     uint64        `json:"news,omitempty"`
+	SentNews uint64        `json:"sent_news,omitempty"`
+	// SentSeverity and LastSent describe the last firing notice; nil LastSent
+	// means the person has not heard of this alert.
+	SentSeverity alert.Severity `json:"sent_severity,omitempty"`
+	LastSent     *time.Time     `json:"last_sent,omitempty"`
+	Inhibited    bool           `json:"inhibited,omitempty"`
+	Group        string         `json:"group,omitempty"`
+}
+
+type groupState struct {
+	FlushAt time.Time `json:"flush_at"`
+}
+
+// vdevCounters remembers a vdev's error counters between observations.
+type vdevCounters struct {
+	Read  uint64 `json:"r"`
+	Write uint64 `json:"w"`
+	Cksum uint64 `json:"c"`
+	// Total is every increase ever seen: it only grows, and drives re-sending.
+	Total        uint64    `json:"total"`
+	LastIncrease time.Time `json:"last_increase,omitempty"`
+	// Recent increases, newest last, for the error-rate rule.
+	Recent []rateEntry `json:"recent,omitempty"`
+	seen   bool
+}
+
+type rateEntry struct {
+	T int64  `json:"t"` // unix seconds
+	N uint64 `json:"n"`
+}
+
+type scrubHistory struct {
+	LastEnd      *time.Time `json:"last_end,omitempty"`
+	LastErrors   uint64     `json:"last_errors,omitempty"`
+	LastRepaired uint64     `json:"last_repaired,omitempty"`
+}
+
+type capSample struct {
+	T int64   `json:"t"` // unix seconds
+	P float64 `json:"p"` // capacity percent
+}
+
+// leafRef is one leaf vdev as the join needs it.
+type leafRef struct {
+	Pool   string `json:"pool"`
+	Top    string `json:"top"`
+	Name   string `json:"name"`
+	Path   string `json:"path,omitempty"`
+	GUID   string `json:"guid,omitempty"`
+	Was    string `json:"was,omitempty"`
+	State  string `json:"state"`
+	Serial string `json:"serial,omitempty"`
+}
+
+// diskRef is the identity a SMART report gave a disk.
+type diskRef struct {
+	ID     disk.Identity `json:"id"`
+	Device string        `json:"device"`
+	Seen   time.Time     `json:"seen"`
+}
+
+type collectorState struct {
+	Interval time.Duration `json:"interval,omitempty"`
+	Disabled string        `json:"disabled,omitempty"`
+	LastSeen *time.Time    `json:"last_seen,omitempty"`
+	// TimeoutStreak counts timeout/busy errors since the last success.
+	TimeoutStreak int    `json:"timeout_streak,omitempty"`
+	ErrKind       string `json:"err_kind,omitempty"`
+	ErrMessage    string `json:"err_message,omitempty"`
+	ErrCommand    string `json:"err_command,omitempty"`
+	ErrFix        string `json:"err_fix,omitempty"`
+}
+
+func newHostState(host string) *hostState {
+	return &hostState{
+		Version: stateVersion, Host: host,
+		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{},
+		Counters: map[string]*vdevCounters{}, Scrubs: map[string]*scrubHistory{},
+		Capacity: map[string][]capSample{}, Disks: map[string]*diskRef{},
+		Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
+	}
+}
+
+// fixMaps makes a state read from JSON usable.
+func (h *hostState) fixMaps() {
+	if h.Alerts == nil {
+		h.Alerts = map[string]*tracked{}
+	}
+	if h.Groups == nil {
+		h.Groups = map[string]*groupState{}
+	}
+	if h.Counters == nil {
+		h.Counters = map[string]*vdevCounters{}
+	}
+	if h.Scrubs == nil {
+		h.Scrubs = map[string]*scrubHistory{}
+	}
+	if h.Capacity == nil {
+		h.Capacity = map[string][]capSample{}
+	}
+	if h.Disks == nil {
+		h.Disks = map[string]*diskRef{}
+	}
+	if h.Collectors == nil {
+		h.Collectors = map[string]*collectorState{}
+	}
+	if h.smart == nil {
+		h.smart = map[string]*smart.Report{}
+	}
+	for _, c := range h.Counters {
+		c.seen = true
+	}
+}
+
+func (h *hostState) collector(name string) *collectorState {
+	c := h.Collectors[name]
+	if c == nil {
+		c = &collectorState{}
+		h.Collectors[name] = c
+	}
+	return c
+}

@@ -1,0 +1,223 @@
+package zfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ErrNotStatus is returned when input does not look like `zpool status`.
+var ErrNotStatus = errors.New("zfs: input is not zpool status output")
+
+// ParseStatusText parses `zpool status [-v] [-p] [-P] [-s]` text as printed
+// by ZoL 0.6+, OpenZFS 2.x (Linux, FreeBSD) and illumos/Solaris. Dates are
+// read in the local time zone, as zpool prints them with ctime(3).
+// "no pools available" and "all pools are healthy" give zero pools.
+func ParseStatusText(r io.Reader) ([]*Pool, error) {
+	return ParseStatusTextIn(r, time.Local)
+}
+
+// ParseStatusTextIn is ParseStatusText with dates read in loc, for output
+// captured on a host in another time zone.
+func ParseStatusTextIn(r io.Reader, loc *time.Location) ([]*Pool, error) {
+	if loc == nil {
+		loc = time.Local
+	}
+	lines, err := readLines(r)
+	if err != nil {
+		return nil, fmt.Errorf("zfs: reading zpool status: %w", err)
+	}
+	blocks, preamble := splitPoolBlocks(lines)
+	if len(blocks) == 0 {
+		if noPoolsMessage(preamble) {
+			return nil, nil
+		}
+		return nil, ErrNotStatus
+	}
+	pools := make([]*Pool, 0, len(blocks))
+	for _, b := range blocks {
+		pools = append(pools, parsePoolBlock(b, loc))
+	}
+	return pools, nil
+}
+
+// noPoolsMessage recognises the outputs that legitimately list no pool.
+func noPoolsMessage(lines []string) bool {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "no pools available",
+			t == "all pools are healthy",
+			strings.HasPrefix(t, "pool '") && strings.HasSuffix(t, "' is healthy"):
+			return true
+		}
+	}
+	return false
+}
+
+// section is one labelled part of a pool's status: "label: first line" and
+// the continuation lines after it.
+type section struct {
+	label string
+	lines []string
+}
+
+// sectionHeader recognises "  label: text". zpool right-aligns labels in an
+// 8-column field ("  pool:", "   see:", "checkpoint:"), so a header has
+// fewer than 8 leading spaces and no tab, unlike continuation lines.
+func sectionHeader(line string) (label, rest string, ok bool) {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	if i >= 8 || i >= len(line) {
+		return "", "", false
+	}
+	j := i
+	for j < len(line) && (line[j] >= 'a' && line[j] <= 'z' || line[j] == '_') {
+		j++
+	}
+	if j == i || j-i > 16 || j >= len(line) || line[j] != ':' {
+		return "", "", false
+	}
+	if j+1 < len(line) && line[j+1] != ' ' && line[j+1] != '\t' {
+		return "", "", false
+	}
+	return line[i:j], strings.TrimSpace(line[j+1:]), true
+}
+
+// splitPoolBlocks cuts the output at each "pool:" header. Lines before the
+// first pool (timestamps, "no pools available") are returned apart.
+func splitPoolBlocks(lines []string) (blocks [][]section, preamble []string) {
+	var cur []section
+	for _, l := range lines {
+		label, rest, ok := sectionHeader(l)
+		if ok && label == "pool" {
+			if cur != nil {
+				blocks = append(blocks, cur)
+			}
+			cur = []section{{label: "pool", lines: []string{rest}}}
+			continue
+		}
+		if cur == nil {
+			preamble = append(preamble, l)
+			continue
+		}
+		if ok {
+			cur = append(cur, section{label: label, lines: []string{rest}})
+			continue
+		}
+		last := &cur[len(cur)-1]
+		last.lines = append(last.lines, l)
+	}
+	if cur != nil {
+		blocks = append(blocks, cur)
+	}
+	return blocks, preamble
+}
+
+var reMsgID = regexp.MustCompile(`[A-Z]+-\d{4}-[0-9A-Z]+`)
+
+// parsePoolBlock fills a Pool from its sections.
+func parsePoolBlock(secs []section, loc *time.Location) *Pool {
+	p := &Pool{Scan: Scan{Function: ScanNone, State: ScanStateNone}}
+	var errScrub *Scan
+	for _, s := range secs {
+		first := ""
+		if len(s.lines) > 0 {
+			first = s.lines[0]
+		}
+		switch s.label {
+		case "pool":
+			p.Name = first
+		case "state":
+			p.State = first
+		case "status":
+			p.Status = collapseSpace(strings.Join(s.lines, " "))
+		case "action":
+			p.Action = collapseSpace(strings.Join(s.lines, " "))
+		case "see":
+			p.See = first
+			p.MsgID = reMsgID.FindString(first)
+		case "scan":
+			p.Scan = parseScanText(s.lines, loc)
+		case "scrub":
+			// Solaris prints the scan as "scrub:"; OpenZFS 2.2+ uses it for
+			// the error scrub, printed after "scan:".
+			sc := parseScanText(s.lines, loc)
+			errScrub = &sc
+		case "remove":
+			p.Remove = joinTrimmed(s.lines)
+		case "checkpoint":
+			p.Checkpoint = joinTrimmed(s.lines)
+		case "config":
+			parseConfig(p, s.lines)
+		case "errors":
+			parseErrorsSection(p, s.lines)
+		default:
+			p.Notes = append(p.Notes, s.label+": "+joinTrimmed(s.lines))
+		}
+	}
+	mergeErrorScrub(p, errScrub)
+	if p.State == "" && len(p.Vdevs) == 0 && p.Name == "" {
+		p.Notes = append(p.Notes, "empty pool block")
+	}
+	return p
+}
+
+// mergeErrorScrub decides which of "scan:" and "scrub:" becomes Pool.Scan:
+// the error scrub wins while it runs or when no other scan is known.
+func mergeErrorScrub(p *Pool, es *Scan) {
+	if es == nil {
+		return
+	}
+	running := es.State == ScanStateScanning || es.State == ScanStatePaused
+	if p.Scan.Function == ScanNone || (running && es.Function == ScanErrorScrub) {
+		if p.Scan.Text != "" {
+			p.Notes = append(p.Notes, "scan: "+p.Scan.Text)
+		}
+		p.Scan = *es
+		return
+	}
+	if es.Text != "" {
+		p.Notes = append(p.Notes, "scrub: "+es.Text)
+	}
+}
+
+func joinTrimmed(lines []string) string {
+	var out []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var reDataErrors = regexp.MustCompile(`^(\d+) data errors?, use '-v' for a list`)
+
+// parseErrorsSection reads "errors:" and, with -v, the file list after it.
+func parseErrorsSection(p *Pool, lines []string) {
+	p.DataErrors.Files = []string{}
+	if len(lines) == 0 {
+		return
+	}
+	head := strings.TrimSpace(lines[0])
+	switch {
+	case head == "No known data errors":
+	case reDataErrors.MatchString(head):
+		p.DataErrors.Count = int(parseUintOr0(reDataErrors.FindStringSubmatch(head)[1]))
+	case strings.HasPrefix(head, "Permanent errors have been detected"):
+		for _, l := range lines[1:] {
+			if t := strings.TrimSpace(l); t != "" {
+				p.DataErrors.Files = append(p.DataErrors.Files, t)
+			}
+		}
+		p.DataErrors.Count = len(p.DataErrors.Files)
+	default:
+		p.Notes = append(p.Notes, "errors: "+joinTrimmed(lines))
+	}
+}
