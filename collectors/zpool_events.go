@@ -1,5 +1,3 @@
-//go:build zfsparsers
-
 package collectors
 
 import (

@@ -1,5 +1,3 @@
-//go:build zfsparsers
-
 package collectors
 
 import (
@@ -11,9 +9,18 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
-// poolListColumns are asked for by name so that the output does not depend
-// on the version's default column set (CKPOINT, EXPANDSZ came and went).
-var poolListColumns = []string{"name", "size", "allocated", "free", "fragmentation", "capacity", "health"}
+// zol07ListColumns are the default columns of ZoL 0.7, before CKPOINT.
+var zol07ListColumns = []string{"name", "size", "alloc", "free", "expandsz", "frag", "cap", "dedup", "health", "altroot"}
+
+// listColumns picks the default column set by the field count of the first
+// line: 11 since 0.8 (CKPOINT added), 10 in 0.7.
+func listColumns(out []byte) []string {
+	line, _, _ := bytes.Cut(out, []byte("\n"))
+	if bytes.Count(line, []byte("\t")) == len(zol07ListColumns)-1 {
+		return zol07ListColumns
+	}
+	return zfs.DefaultListColumns
+}
 
 // ZpoolList publishes pool health and capacity from `zpool list -Hp` and
 // dataset quotas from `zfs list -Hp`. It is cheap, so it runs often: it is
@@ -29,18 +36,18 @@ func (c *ZpoolList) Name() string { return "zpool_list" }
 
 // Collect implements Collector.
 func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
-	res, err := c.Runner.Run(ctx, c.Zpool, "list", "-Hp", "-o", joinComma(poolListColumns))
+	res, err := c.Runner.Run(ctx, c.Zpool, "list", "-Hp")
 	if err != nil {
 		return err
 	}
-	pools, err := zfs.ParseListColumns(bytes.NewReader(res.Stdout), poolListColumns)
+	pools, err := zfs.ParseListColumns(bytes.NewReader(res.Stdout), listColumns(res.Stdout))
 	if err != nil {
 		return &ParseError{Source: "zpool list", Err: err}
 	}
 	data := CapacityData{Pools: pools}
 	if len(pools) > 0 && c.Zfs != "" {
 		// Quotas are a refinement: a failure here must not hide pool health.
-		res, err := c.Runner.Run(ctx, c.Zfs, "list", "-Hp", "-t", "filesystem,volume", "-o", "name,used,avail,quota,refquota")
+		res, err := c.Runner.Run(ctx, c.Zfs, "list", "-Hp", "-o", "name,used,avail,quota,refquota")
 		if err == nil {
 			if ds, perr := zfs.ParseDatasets(bytes.NewReader(res.Stdout)); perr == nil {
 				data.Datasets = ds
@@ -48,15 +55,4 @@ func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
 		}
 	}
 	return pub.Publish(ctx, bus.KindZpoolCapacity, c.Name(), data)
-}
-
-func joinComma(ss []string) string {
-	var b bytes.Buffer
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }

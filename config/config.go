@@ -23,15 +23,16 @@ const DefaultPath = "/etc/zwatch/zwatch.yaml"
 // default in configs/zwatch.example.yaml.
 type Config struct {
 	// Host names this machine on the bus; default: the system host name.
-	Host      string          `yaml:"host"`
-	StateDir  string          `yaml:"state_dir"`
-	Log       LogConfig       `yaml:"log"`
-	Bus       BusConfig       `yaml:"bus"`
-	ZFS       ZFSConfig       `yaml:"zfs"`
-	Smart     SmartConfig     `yaml:"smart"`
-	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
-	Rules     RulesConfig     `yaml:"rules"`
-	Notify    NotifyConfig    `yaml:"notify"`
+	Host        string            `yaml:"host"`
+	StateDir    string            `yaml:"state_dir"`
+	Log         LogConfig         `yaml:"log"`
+	Bus         BusConfig         `yaml:"bus"`
+	ZFS         ZFSConfig         `yaml:"zfs"`
+	Smart       SmartConfig       `yaml:"smart"`
+	Heartbeat   HeartbeatConfig   `yaml:"heartbeat"`
+	Maintenance MaintenanceConfig `yaml:"maintenance"`
+	Rules       RulesConfig       `yaml:"rules"`
+	Notify      NotifyConfig      `yaml:"notify"`
 }
 
 // LogConfig sets log verbosity and format.
@@ -114,9 +115,10 @@ func Default() Config {
 			Interval: Duration(30 * time.Minute),
 			Timeout:  Duration(60 * time.Second),
 		},
-		Heartbeat: HeartbeatConfig{Interval: Duration(5 * time.Minute)},
-		Rules:     DefaultRules(),
-		Notify:    DefaultNotify(),
+		Heartbeat:   HeartbeatConfig{Interval: Duration(5 * time.Minute)},
+		Maintenance: DefaultMaintenance(),
+		Rules:       DefaultRules(),
+		Notify:      DefaultNotify(),
 	}
 }
 
@@ -258,6 +260,7 @@ func (c *Config) validate(errs *Errors) {
 		errs.add("heartbeat.url", c.Heartbeat.URL, "want an http:// or https:// URL (e.g. https://hc-ping.com/<uuid>)")
 	}
 	positive(errs, "heartbeat.interval", c.Heartbeat.Interval, 10*time.Second)
+	c.Maintenance.validate("maintenance", errs)
 	c.Rules.validate("rules", errs)
 	c.Notify.validate("notify", errs)
 }

@@ -89,7 +89,7 @@ type SmartRules struct {
 	GrownDefects AttrLimits `yaml:"grown_defects"` // SCSI grown defect list
 	MediaErrors  AttrLimits `yaml:"nvme_media_errors"`
 	// Temperatures in °C, used where the drive reports no thresholds itself.
-	HDDTempWarning int `yaml:"hdd_temp_warning"`
+	HDDTempWarning  int `yaml:"hdd_temp_warning"`
 	HDDTempCritical int `yaml:"hdd_temp_critical"`
 	SSDTempWarning  int `yaml:"ssd_temp_warning"`
 	SSDTempCritical int `yaml:"ssd_temp_critical"`

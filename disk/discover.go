@@ -98,21 +98,22 @@ func sysLink(sys string) string {
 }
 
 // transportOfSysPath tells the bus from the device path: USB first, since a
-// USB bridge can carry SATA or NVMe behind it.
+// USB bridge can carry SATA or NVMe behind it; virtio last, since a
+// virtio-scsi HBA (…/virtio0/host0/…) carries SCSI disks.
 func transportOfSysPath(p string) string {
 	switch {
 	case strings.Contains(p, "/usb"):
 		return TransportUSB
 	case strings.Contains(p, "/nvme"):
 		return TransportNVMe
-	case strings.Contains(p, "/virtio"):
-		return TransportVirt
 	case strings.Contains(p, "/ata"):
 		return TransportSATA
 	case strings.Contains(p, "/end_device-"), strings.Contains(p, "/sas_"), strings.Contains(p, "/expander-"):
 		return TransportSAS
 	case strings.Contains(p, "/host"):
 		return TransportSCSI
+	case strings.Contains(p, "/virtio"):
+		return TransportVirt
 	}
 	return ""
 }

@@ -152,6 +152,11 @@ func candidatePaths(s string) []string {
 func resolveKernel(root, devPath string) string {
 	target, err := filepath.EvalSymlinks(filepath.Join(root, devPath))
 	if err != nil {
+		// /dev/<name> without a node (a sysfs-only fixture, a container
+		// without /dev): the kernel name itself still names the disk.
+		if dir, name := filepath.Split(devPath); dir == "/dev/" {
+			return diskOf(root, name)
+		}
 		return ""
 	}
 	absRoot, err := filepath.Abs(root)

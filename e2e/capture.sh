@@ -19,7 +19,7 @@ MAN=$OUT/.manifest.tsv
 JSON_OK=1; case $ZFS_VERSION in 2.1.*|2.2.*) JSON_OK=0 ;; esac
 
 D=/dev/disk/by-id
-SD1=$D/wwn-0x5000c500a0000001      # scsi-hd   (hot-unplugged in step c)
+SD1=$D/scsi-35000c500a0000001      # scsi-hd   (hot-unplugged in step c)
 SD2=$D/wwn-0x5000c500a0000002      # scsi-hd
 SD3=$D/wwn-0x5000c500a0000003      # scsi-hd   (replacement in step e)
 VD1=$D/virtio-ZWV0001              # virtio-blk (offline/online in step b)
@@ -44,10 +44,12 @@ cap() {
   vm_run "$cmd" > "$OUT/$f" 2> "$OUT/$f.stderr"; rc=$?
   t1=$(date +%s%N)
   [ -s "$OUT/$f.stderr" ] || rm -f "$OUT/$f.stderr"
+  unman "$f"
   printf '%s\t%s\t%s\t%s\t%s\n' "$f" "$step" "$rc" "$(( (t1 - t0) / 1000000 ))" "$cmd" >> "$MAN"
   say "$f rc=$rc ($(( (t1 - t0) / 1000000 )) ms)"
   return 0
 }
+unman() { [ -f "$MAN" ] && awk -F'\t' -v f="$1" '$1 != f' "$MAN" > "$MAN.tmp" && mv "$MAN.tmp" "$MAN"; return 0; }
 # g COMMAND — run a setup command in the guest (not captured); shows output on failure
 g() {
   local o rc; o=$(vm_run "$1" 2>&1); rc=$?
@@ -74,7 +76,7 @@ wait_status() {
 }
 
 throttle() { # qdev-id bytes/s (0 = off)
-  vm_qmp "{\"execute\":\"block_set_io_throttle\",\"arguments\":{\"id\":\"$1\",\"bps\":0,\"bps_rd\":0,\"bps_wr\":$2,\"iops\":0,\"iops_rd\":0,\"iops_wr\":0}}" >/dev/null
+  vm_qmp "{\"execute\":\"block_set_io_throttle\",\"arguments\":{\"device\":\"drv-$1\",\"bps\":0,\"bps_rd\":0,\"bps_wr\":$2,\"iops\":0,\"iops_rd\":0,\"iops_wr\":0}}" >/dev/null || say "throttle $1 failed"
 }
 
 step_a() {
@@ -108,12 +110,12 @@ step_a() {
 
 step_b() {
   say "b: offline -> DEGRADED, online -> resilver -> ONLINE"
-  note b "zpool offline of virtio-ZWV0001 -> DEGRADED (b1); 64 MB written while offline; QEMU throttles writes to that disk (block_set_io_throttle 1 MB/s) so the resilver after zpool online can be caught in progress (b2, b3); throttle removed, zpool wait -t resilver -> ONLINE (b4)."
+  note b "zpool offline of virtio-ZWV0001 -> DEGRADED (b1); 64 MB written while offline; QEMU throttles writes to that disk (block_set_io_throttle 256 KiB/s) so the resilver after zpool online can be caught in progress (b2, b3); throttle removed, zpool wait -t resilver -> ONLINE (b4)."
   g "zpool offline vault $VD1" || return 1
   state b1-offline
   cap b1-offline zpool-status-x.txt "zpool status -x"
   g "dd if=/dev/urandom of=/vault/pictures/img1.raw bs=1M count=64 status=none && zpool sync vault"
-  throttle vd1 1048576
+  throttle vd1 262144
   g "zpool online vault $VD1" || return 1
   wait_status vault 'resilver in progress' 60 || say "no resilver seen"
   state b2-resilvering
@@ -139,7 +141,7 @@ step_d() {
 
 step_c() {
   say "c: hot-unplug via QMP device_del -> REMOVED; export/import -> missing by GUID"
-  note c "QMP device_del of the scsi-hd wwn-0x5000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing -> shown by GUID, 'was /dev/...' (c2, c3)."
+  note c "QMP device_del of the scsi-hd scsi-35000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing -> shown by GUID, 'was /dev/...' (c2, c3)."
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd1"}}' > "$OUT/c1-removed.qmp-device_del.json"
   wait_status vault 'REMOVED' 30 || say "REMOVED not seen"
   state c1-removed
@@ -153,7 +155,7 @@ step_c() {
 
 step_e() {
   say "e: replace the missing disk by GUID with the spare scsi disk"
-  note e "zpool replace vault <guid of the missing wwn-...01> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 2 MB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
+  note e "zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 2 MB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
   local guid
   guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" || \$2==\"REMOVED\" {print \$1; exit}'")
   say "missing vdev guid: $guid"
@@ -221,6 +223,7 @@ step_i() {
   vm_stop "$id" > "$OUT/i2.zpool-events-f-H-v.txt" 2> "$OUT/i2.zpool-events-f-H-v.txt.stderr"
   local rc=$?
   [ -s "$OUT/i2.zpool-events-f-H-v.txt.stderr" ] || rm -f "$OUT/i2.zpool-events-f-H-v.txt.stderr"
+  unman i2.zpool-events-f-H-v.txt
   printf '%s\t%s\t%s\t%s\t%s\n' i2.zpool-events-f-H-v.txt i2 "$rc (SIGTERM)" - "zpool events -f -H -v" >> "$MAN"
   cap i3 zpool-events-v.txt "zpool events -v"
 }

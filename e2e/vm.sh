@@ -66,7 +66,7 @@ vm_disks() {
   for d in "${ZW_DISKS[@]}"; do
     IFS='|' read -r id kind size serial extra <<<"$d"
     case $kind in
-      scsi) byid="scsi-3${extra#wwn=0x}"; byid="${byid%%,*} wwn-0x${extra#wwn=0x}"; byid=${byid%%,*} ;;
+      scsi) local w=${extra#wwn=0x}; w=${w%%,*}; byid="scsi-3$w wwn-0x$w" ;;
       virtio) byid="virtio-$serial" ;;
       ata) local m=${extra#*model=}; byid="ata-${m// /_}_$serial" ;;
       nvme) byid="nvme-QEMU_NVMe_Ctrl_$serial" ;;

@@ -36,6 +36,8 @@ type Message struct {
 	Resolved bool
 	Test     bool
 	Created  time.Time
+	// Notification is what was rendered, for receivers that want it whole.
+	Notification alert.Notification
 }
 
 // Render renders a notification without a replacement guide.
@@ -47,7 +49,7 @@ func RenderGuided(n alert.Notification, guide GuideFunc) Message {
 	firing, resolved := split(n.Alerts)
 	m := Message{
 		ID: n.ID, Host: n.Host, Severity: n.MaxSeverity(), Test: n.Test, Created: n.Created,
-		Resolved: len(firing) == 0,
+		Resolved: len(firing) == 0, Notification: n,
 	}
 	m.Summary = summaryLine(n, firing, resolved)
 	state := strings.ToUpper(string(m.Severity))

@@ -35,16 +35,21 @@ type hostState struct {
 	Capacity map[string][]capSample   `json:"capacity,omitempty"`
 	// Leaves index this host's pool members and Disks its SMART identities,
 	// so a SMART report and a vdev can be joined after a restart.
-	Leaves     []leafRef                  `json:"leaves,omitempty"`
-	Disks      map[string]*diskRef        `json:"disks,omitempty"`
-	Collectors map[string]*collectorState `json:"collectors,omitempty"`
-	Heartbeat  *time.Time                 `json:"heartbeat,omitempty"`
-	ARCThrottleAt *time.Time              `json:"arc_throttle_at,omitempty"`
+	Leaves        []leafRef                  `json:"leaves,omitempty"`
+	Disks         map[string]*diskRef        `json:"disks,omitempty"`
+	Collectors    map[string]*collectorState `json:"collectors,omitempty"`
+	Heartbeat     *time.Time                 `json:"heartbeat,omitempty"`
+	ARCThrottleAt *time.Time                 `json:"arc_throttle_at,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
 	capacity *capacityFacts
 	smart    map[string]*smart.Report
+	// last holds the hash of the last status payload and of each disk's
+	// SMART payload, and bySum the other way round: the same bytes again
+	// carry no news (collectors repeat themselves every poll).
+	last     map[string]uint64
+	bySum    map[uint64]string
 	dirty    bool
 	rev      uint64 // KV revision this state was loaded from or saved as
 	evalAt   time.Time
@@ -117,6 +122,11 @@ type leafRef struct {
 	Was    string `json:"was,omitempty"`
 	State  string `json:"state"`
 	Serial string `json:"serial,omitempty"`
+	// Margin of the top-level vdev, when it has one.
+	Margin    int  `json:"margin,omitempty"`
+	HasMargin bool `json:"has_margin,omitempty"`
+	// Resilvering: the top-level vdev is being resilvered.
+	Resilvering bool `json:"resilvering,omitempty"`
 }
 
 // diskRef is the identity a SMART report gave a disk.
@@ -124,6 +134,10 @@ type diskRef struct {
 	ID     disk.Identity `json:"id"`
 	Device string        `json:"device"`
 	Seen   time.Time     `json:"seen"`
+	// CRC is the last UDMA CRC count and CRCAt when it last rose.
+	CRC     uint64    `json:"crc,omitempty"`
+	CRCSeen bool      `json:"crc_seen,omitempty"`
+	CRCAt   time.Time `json:"crc_at,omitempty"`
 }
 
 type collectorState struct {
@@ -177,6 +191,27 @@ func (h *hostState) fixMaps() {
 	for _, c := range h.Counters {
 		c.seen = true
 	}
+}
+
+// maxSeen bounds the payload hashes kept per host.
+const maxSeen = 1024
+
+// unchanged reports whether a payload with hash sum is the last one its
+// source (the status, or one disk) sent.
+func (h *hostState) unchanged(sum uint64) bool {
+	src, ok := h.bySum[sum]
+	return ok && h.last[src] == sum
+}
+
+// remember records sum as the last payload of source src.
+func (h *hostState) remember(src string, sum uint64) {
+	if h.last == nil || len(h.bySum) >= maxSeen {
+		h.last, h.bySum = map[string]uint64{}, map[uint64]string{}
+	}
+	if old, ok := h.last[src]; ok {
+		delete(h.bySum, old)
+	}
+	h.last[src], h.bySum[sum] = sum, src
 }
 
 func (h *hostState) collector(name string) *collectorState {

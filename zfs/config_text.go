@@ -19,22 +19,30 @@ var classHeaders = map[string]bool{
 
 // configLayout describes the header line "NAME STATE READ WRITE CKSUM [SLOW]".
 type configLayout struct {
-	baseCol  int // display column of NAME: depth 0
 	counters int // READ WRITE CKSUM [SLOW] columns present
 	hasSlow  bool
 }
 
+// treeLevel is an open node of the tree being built: a vdev, or a class
+// header (v == nil) whose members are the next deeper lines.
+type treeLevel struct {
+	col int
+	v   *Vdev
+}
+
 // configParser builds the vdev tree of one pool from the config section.
+// Nesting follows indentation like an outline: a line indented deeper than
+// the previous open node is its child. zpool indents 2 columns per level,
+// but pasted and documented outputs often do not, so only order matters.
 type configParser struct {
 	p      *Pool
 	layout configLayout
-	class  string  // "" for data vdevs, else a class header
-	stack  []*Vdev // stack[d] is the last vdev seen at depth d
+	class  string // "" for data vdevs, else the current class header
+	stack  []treeLevel
 	root   *Vdev
 }
 
-// parseConfig reads the config section into p. Indentation (2 columns per
-// level after the NAME column) gives the tree; lines it cannot place are
+// parseConfig reads the config section into p; lines it cannot place are
 // kept in p.Notes.
 func parseConfig(p *Pool, lines []string) {
 	cp := &configParser{p: p}
@@ -50,14 +58,12 @@ func parseConfig(p *Pool, lines []string) {
 	}
 }
 
-// findHeader locates the NAME/STATE header and returns the index of the
-// first tree line. Without a header, the first non-blank line is depth 0.
+// findHeader reads the NAME/STATE header and returns the index of the first
+// tree line (0 when there is no header).
 func (cp *configParser) findHeader(lines []string) int {
 	for i, l := range lines {
 		f := strings.Fields(l)
 		if len(f) >= 2 && f[0] == "NAME" && f[1] == "STATE" {
-			col, _ := expandIndent(l)
-			cp.layout.baseCol = col
 			for _, h := range f[2:] {
 				if h != "READ" && h != "WRITE" && h != "CKSUM" && h != "SLOW" {
 					break
@@ -71,12 +77,6 @@ func (cp *configParser) findHeader(lines []string) int {
 		}
 	}
 	cp.layout.counters = 3
-	for _, l := range lines {
-		if strings.TrimSpace(l) != "" {
-			cp.layout.baseCol, _ = expandIndent(l)
-			break
-		}
-	}
 	return 0
 }
 
@@ -84,89 +84,54 @@ func (cp *configParser) findHeader(lines []string) int {
 func (cp *configParser) line(l string) {
 	col, idx := expandIndent(l)
 	content := l[idx:]
-	depth := (col - cp.layout.baseCol) / 2
-	if col < cp.layout.baseCol || (col-cp.layout.baseCol)%2 != 0 {
-		cp.p.Notes = append(cp.p.Notes, "config: "+strings.TrimSpace(l))
-		return
-	}
-	if depth == 0 && cp.root != nil && classHeaders[strings.TrimSpace(content)] {
-		cp.class = strings.TrimSpace(content)
-		cp.stack = append(cp.stack[:0], nil) // class vdevs are not root children
-		return
-	}
 	v, ok := parseVdevLine(content, cp.layout)
 	if !ok {
+		if name := strings.TrimSpace(content); cp.root != nil && classHeaders[name] {
+			cp.class = name
+			cp.stack = append(cp.stack[:0], treeLevel{col: col})
+			return
+		}
 		cp.p.Notes = append(cp.p.Notes, "config: "+strings.TrimSpace(l))
 		return
 	}
-	if depth == 0 {
-		cp.setRoot(v)
+	for len(cp.stack) > 0 && cp.stack[len(cp.stack)-1].col >= col {
+		cp.stack = cp.stack[:len(cp.stack)-1]
+	}
+	if len(cp.stack) == 0 {
+		cp.setRoot(v, col)
 		return
 	}
-	cp.attach(v, depth)
+	parent := cp.stack[len(cp.stack)-1].v
+	classify(v)
+	switch {
+	case parent == nil || parent == cp.root:
+		cp.addTop(v)
+	default:
+		parent.Children = append(parent.Children, v)
+		if parent.IsLeaf() {
+			// A child proves the parent is interior, whatever its name said.
+			parent.Type = VdevUnknown
+			parent.Path = ""
+		}
+	}
+	cp.stack = append(cp.stack, treeLevel{col: col, v: v})
 }
 
-// setRoot takes the first depth-0 line as the pool's root vdev.
-func (cp *configParser) setRoot(v *Vdev) {
+// setRoot takes the first outermost line as the pool's root vdev.
+func (cp *configParser) setRoot(v *Vdev, col int) {
 	if cp.root != nil {
 		cp.p.Notes = append(cp.p.Notes, "config: unexpected second root "+v.Name)
 		return
 	}
 	v.Type = VdevRoot
-	v.Path = ""
-	v.GUID = ""
 	cp.root = v
 	cp.p.Root = v
-	cp.stack = append(cp.stack[:0], v)
-}
-
-// attach links v under the last vdev one level up; depth 1 is a top-level
-// vdev of the current class.
-func (cp *configParser) attach(v *Vdev, depth int) {
-	classify(v)
-	if depth == 1 {
-		cp.addTop(v)
-		var root *Vdev
-		if len(cp.stack) > 0 {
-			root = cp.stack[0]
-		}
-		cp.stack = append(cp.stack[:0], root, v)
-		return
-	}
-	if depth > len(cp.stack) {
-		depth = len(cp.stack) // a skipped level: hang under the deepest vdev
-	}
-	parent := cp.stack[depth-1]
-	if parent == nil {
-		cp.p.Notes = append(cp.p.Notes, "config: orphan vdev "+v.Name)
-		return
-	}
-	parent.Children = append(parent.Children, v)
-	if parent.IsLeaf() {
-		// A child proves the parent is interior, whatever its name said.
-		parent.Type = VdevUnknown
-		parent.Path = ""
-	}
-	cp.stack = append(cp.stack[:depth], v)
+	cp.stack = append(cp.stack[:0], treeLevel{col: col, v: v})
 }
 
 // addTop appends a top-level vdev to its class list.
 func (cp *configParser) addTop(v *Vdev) {
-	p := cp.p
-	switch cp.class {
-	case "logs":
-		p.Logs = append(p.Logs, v)
-	case "cache":
-		p.Cache = append(p.Cache, v)
-	case "spares":
-		p.Spares = append(p.Spares, v)
-	case "special":
-		p.Special = append(p.Special, v)
-	case "dedup":
-		p.Dedup = append(p.Dedup, v)
-	default:
-		p.Vdevs = append(p.Vdevs, v)
-	}
+	cp.p.addClassVdev(cp.class, v)
 }
 
 // classify sets the type of a non-root vdev from its name.

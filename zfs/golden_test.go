@@ -71,7 +71,7 @@ func statusFixtures(t testing.TB) []statusFixture {
 // isStatusCaptureName matches capture names that say they hold zpool status.
 func isStatusCaptureName(p string) bool {
 	b := strings.ToLower(filepath.Base(p))
-	if strings.HasSuffix(b, ".md") || strings.HasSuffix(b, ".sh") {
+	if strings.HasSuffix(b, ".md") || strings.HasSuffix(b, ".sh") || strings.HasSuffix(b, ".stderr") {
 		return false
 	}
 	return strings.Contains(b, "zpool-status") || strings.Contains(b, "zpool_status") ||

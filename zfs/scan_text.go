@@ -71,15 +71,15 @@ type scanParser struct {
 func (p *scanParser) headline(h string) {
 	s := p.s
 	if m := reScanFinishedScrub.FindStringSubmatch(h); m != nil {
-		p.finished(ScanScrub, m[1], m[3], m[4])
+		p.finished(ScanScrub, m[1], m[2], m[3], m[4])
 		return
 	}
 	if m := reScanFinishedResil.FindStringSubmatch(h); m != nil {
-		p.finished(ScanResilver, m[1], m[3], m[4])
+		p.finished(ScanResilver, m[1], m[2], m[3], m[4])
 		return
 	}
 	if m := reScanOldDone.FindStringSubmatch(h); m != nil {
-		p.finished(m[1], "", m[3], m[4])
+		p.finished(m[1], "", m[2], m[3], m[4])
 		return
 	}
 	if m := reScanOldStopped.FindStringSubmatch(h); m != nil {
@@ -136,13 +136,21 @@ func (p *scanParser) errorScrubHeadline(h string) {
 	}
 }
 
-func (p *scanParser) finished(fn, repaired, errs, date string) {
+// finished fills a completed scan. zpool prints only the end and the
+// elapsed time; Start is derived from them (it is later than the real start
+// by any time the scrub spent paused).
+func (p *scanParser) finished(fn, repaired, elapsed, errs, date string) {
 	s := p.s
 	s.Function, s.State = fn, ScanStateFinished
-	s.RepairedBytes = p.bytes(repaired)
+	if repaired != "" {
+		s.RepairedBytes = p.bytes(repaired)
+	}
 	s.Errors = parseUintOr0(errs)
 	s.End = p.date(date)
 	s.PercentDone = 100
+	if d, ok := parseDurationText(elapsed); ok && s.End != nil {
+		s.Start = timePtr(s.End.Add(-d))
+	}
 }
 
 // progressLine reads one continuation line, fragment by fragment.

@@ -15,7 +15,8 @@ var ErrNotStatus = errors.New("zfs: input is not zpool status output")
 // ParseStatusText parses `zpool status [-v] [-p] [-P] [-s]` text as printed
 // by ZoL 0.6+, OpenZFS 2.x (Linux, FreeBSD) and illumos/Solaris. Dates are
 // read in the local time zone, as zpool prints them with ctime(3).
-// "no pools available" and "all pools are healthy" give zero pools.
+// "no pools available", "all pools are healthy" and empty output give zero
+// pools; other text that holds no pool is ErrNotStatus.
 func ParseStatusText(r io.Reader) ([]*Pool, error) {
 	return ParseStatusTextIn(r, time.Local)
 }
@@ -32,7 +33,9 @@ func ParseStatusTextIn(r io.Reader, loc *time.Location) ([]*Pool, error) {
 	}
 	blocks, preamble := splitPoolBlocks(lines)
 	if len(blocks) == 0 {
-		if noPoolsMessage(preamble) {
+		// `zpool status -x` can print nothing at all (seen with OpenZFS
+		// 2.3.2 and an offlined disk), so empty output means no pools.
+		if noPoolsMessage(preamble) || strings.TrimSpace(strings.Join(preamble, "")) == "" {
 			return nil, nil
 		}
 		return nil, ErrNotStatus
@@ -123,7 +126,10 @@ var reMsgID = regexp.MustCompile(`[A-Z]+-\d{4}-[0-9A-Z]+`)
 
 // parsePoolBlock fills a Pool from its sections.
 func parsePoolBlock(secs []section, loc *time.Location) *Pool {
-	p := &Pool{Scan: Scan{Function: ScanNone, State: ScanStateNone}}
+	p := &Pool{
+		Scan:       Scan{Function: ScanNone, State: ScanStateNone},
+		DataErrors: DataErrors{Files: []string{}},
+	}
 	var errScrub *Scan
 	for _, s := range secs {
 		first := ""

@@ -26,7 +26,8 @@ func interiorType(v *Vdev) bool {
 	case reMirror.MatchString(n):
 		v.Type = VdevMirror
 	case reDSpare.MatchString(n):
-		v.Type = VdevDSpare
+		v.Type = VdevDSpare // a leaf: its name is all there is to address it
+		v.Path = n
 	case reDraid.MatchString(n):
 		m := reDraid.FindStringSubmatch(n)
 		v.Type = VdevDraid

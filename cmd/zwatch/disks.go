@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+func newDisksCmd(g *globals) *cobra.Command {
+	var input string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "disks",
+		Short: "List every disk with its SMART health and pool membership (or read a saved smartctl -j output)",
+		Long: `List every disk: by-id name, device, model, serial, size, temperature, SMART
+health, pool/vdev membership and last self-test. Reading SMART needs root.
+
+With --input FILE, parse a saved 'smartctl -j -a' output exactly as the live
+collector would; --json prints the schema documented in docs/smart-schema.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if input != "" {
+				rep, err := readSmartFile(input)
+				if err != nil {
+					return withCode(exitNoData, err)
+				}
+				if asJSON {
+					return writeJSON(out, rep)
+				}
+				return smart.Render(out, rep)
+			}
+			rows, errs, err := liveDisks(cmd.Context(), g)
+			if err != nil {
+				return withCode(exitNoData, err)
+			}
+			if asJSON {
+				return writeJSON(out, map[string]any{"disks": rows, "errors": errs})
+			}
+			renderDisks(out, rows)
+			for _, e := range errs {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n  fix: %s\n", firstNonEmpty(e.Target, e.Collector), e.Message, e.Fix)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&input, "input", "", "parse a saved `smartctl -j -a` output instead of reading the disks; - for stdin")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/smart-schema.md)")
+	return cmd
+}
+
+func readSmartFile(path string) (*smart.Report, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	rep, err := smart.Parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a smartctl JSON output zwatch can read: %w (save it with: smartctl -j -a /dev/sdX > FILE)", path, err)
+	}
+	return rep, nil
+}
+
+// diskRow is one line of `zwatch disks`.
+type diskRow struct {
+	smart.Report
+	Pool string `json:"pool,omitempty"`
+	Vdev string `json:"vdev,omitempty"`
+}
+
+// liveDisks runs the SMART collector once and joins its reports with the
+// pools' vdev trees.
+func liveDisks(ctx context.Context, g *globals) ([]diskRow, []collectors.CollectorError, error) {
+	l, err := g.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := collectors.NewSmartCollector(daemon.SmartConfig(&l.Config), nil)
+	rec := &multiRecorder{}
+	if err := c.Collect(ctx, rec); err != nil {
+		return nil, nil, err
+	}
+	member := membership(ctx, l.Config.ZFS.Zpool, l.Config.ZFS.CommandTimeout.D())
+	var rows []diskRow
+	var errs []collectors.CollectorError
+	for _, m := range rec.msgs {
+		switch d := m.(type) {
+		case *smart.Report:
+			rows = append(rows, diskRow{Report: *d})
+		case smart.Report:
+			rows = append(rows, diskRow{Report: d})
+		case collectors.CollectorError:
+			errs = append(errs, d)
+		}
+	}
+	for i := range rows {
+		if pv, ok := member[rows[i].Serial]; ok && rows[i].Serial != "" {
+			rows[i].Pool, rows[i].Vdev = pv[0], pv[1]
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Device < rows[j].Device })
+	return rows, errs, nil
+}
+
+// membership maps disk serials to [pool, top-level vdev] from zpool status.
+func membership(ctx context.Context, zpool string, timeout time.Duration) map[string][2]string {
+	out := map[string][2]string{}
+	c := &collectors.ZpoolStatus{Runner: execx.New(timeout), Zpool: zpool}
+	rec := &recorder{}
+	if err := c.Collect(ctx, rec); err != nil {
+		return out
+	}
+	sd, _ := rec.data.(collectors.StatusData)
+	ids, _ := disk.Discover("/")
+	res := disk.NewResolver("/", ids)
+	for _, p := range sd.Pools {
+		for _, cv := range p.AllVdevs() {
+			for _, leaf := range cv.Vdev.Leaves() {
+				id, err := res.Resolve(firstNonEmpty(leaf.Path, leaf.Name), leaf.Was)
+				if err == nil && id.Serial != "" {
+					out[id.Serial] = [2]string{p.Name, topName(cv)}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func topName(cv zfs.ClassVdev) string {
+	if cv.Vdev.IsLeaf() {
+		return cv.Class
+	}
+	return cv.Vdev.Name
+}
+
+func renderDisks(w io.Writer, rows []diskRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no disks found (smartctl --scan-open found none; reading SMART needs root)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BY-ID\tDEVICE\tMODEL\tSERIAL\tSIZE\tTEMP\tHEALTH\tPOOL/VDEV\tLAST SELF-TEST")
+	for _, r := range rows {
+		temp := "-"
+		if r.TemperatureC != nil {
+			temp = fmt.Sprintf("%d°C", *r.TemperatureC)
+		}
+		health := "unknown"
+		switch {
+		case r.InStandby:
+			health = "standby"
+		case r.SmartPassed != nil && *r.SmartPassed:
+			health = "PASSED"
+		case r.SmartPassed != nil:
+			health = "FAILED"
+		}
+		member := "-"
+		if r.Pool != "" {
+			member = r.Pool + "/" + r.Vdev
+		}
+		test := "-"
+		if r.SelfTest != nil {
+			test = r.SelfTest.Type + ": " + r.SelfTest.Status
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", firstNonEmpty(filepath.Base(r.ByID), "-"), r.Device,
+			firstNonEmpty(r.Model, "-"), firstNonEmpty(r.Serial, "-"), humanBytes(r.SizeBytes), temp, health, member, test)
+	}
+	tw.Flush()
+}
+
+// multiRecorder is a Publisher that keeps every message, for one-shot commands.
+type multiRecorder struct{ msgs []any }
+
+func (r *multiRecorder) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
+	r.msgs = append(r.msgs, data)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// humanBytes prints sizes the way disk labels do (decimal units).
+func humanBytes(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB"}
+	f := float64(n)
+	i := 0
+	for f >= 1000 && i < len(units)-1 {
+		f /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/replace"
+)
+
+// addCommands adds the commands beyond the basic four.
+func addCommands(root *cobra.Command, g *globals) {
+	root.AddCommand(newDisksCmd(g))
+}
+
+// runOptions injects the replacement guide into the notifiers: every disk
+// alert carries the exact by-id replacement steps.
+func runOptions() daemon.Options {
+	_, ledErr := execx.LookPath("ledctl")
+	opts := replace.GuideOptions{Ledctl: ledErr == nil}
+	return daemon.Options{Notify: notifiers.Options{Guide: func(a alert.Alert) string { return replace.GuideWith(a, opts) }}}
+}

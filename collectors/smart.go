@@ -1,0 +1,375 @@
+package collectors
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/smart"
+)
+
+// SmartCollectorName is the smart collector's name in envelopes and errors.
+const SmartCollectorName = "smart"
+
+// defaultSmartTimeout bounds one smartctl call: a healthy disk answers in
+// well under a second; a dying one can hang in the kernel for minutes.
+const defaultSmartTimeout = 30 * time.Second
+
+// SmartDevice names one disk to read, with the smartctl -d type it needs
+// (sat for most USB enclosures, nvme, scsi, megaraid,N), if any.
+type SmartDevice struct {
+	Device string `yaml:"device"`
+	Type   string `yaml:"type"`
+}
+
+// SmartConfig is the smart collector's configuration. With no devices
+// listed, disks are found with `smartctl --scan-open`.
+type SmartConfig struct {
+	Smartctl string        `yaml:"smartctl"` // path or name; default "smartctl"
+	Devices  []SmartDevice `yaml:"devices"`
+	Timeout  time.Duration `yaml:"timeout"` // per smartctl call; default 30s
+}
+
+// SmartCollector reads every disk's SMART data with smartctl and publishes
+// one smart.Report per disk on zwatch.v1.<host>.smart.<serial>. A disk in
+// standby is not woken: it is published with InStandby and the age of the
+// last full reading. A failing disk never stops the others: its error is
+// published as a collector.error naming the disk and the fix.
+type SmartCollector struct {
+	Config SmartConfig
+	Runner *execx.Runner
+	// Root is the filesystem root for disk discovery ("/" live).
+	Root string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu   sync.Mutex
+	last map[string]lastReading // by target key
+}
+
+// lastReading is the newest full report of a disk, kept for standby.
+type lastReading struct {
+	report smart.Report
+	at     time.Time
+}
+
+// NewSmartCollector returns a collector for cfg. A nil runner gets one with
+// the configured timeout.
+func NewSmartCollector(cfg SmartConfig, runner *execx.Runner) *SmartCollector {
+	if cfg.Smartctl == "" {
+		cfg.Smartctl = "smartctl"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = defaultSmartTimeout
+	}
+	if runner == nil {
+		runner = execx.New(cfg.Timeout)
+	}
+	return &SmartCollector{Config: cfg, Runner: runner, Root: "/", last: map[string]lastReading{}}
+}
+
+// Name implements Collector.
+func (c *SmartCollector) Name() string { return SmartCollectorName }
+
+// smartTarget is one disk to read.
+type smartTarget struct {
+	dev string
+	typ string
+	id  *disk.Identity
+	// openErr is what smartctl --scan-open said about the device.
+	openErr string
+}
+
+// key tells apart disks that share a device name behind a RAID controller.
+func (t smartTarget) key() string { return t.dev + "|" + t.typ }
+
+// Collect implements Collector. Per-disk failures are published here as
+// collector.error messages with the disk as Target, so Collect returns an
+// error only when publishing fails or ctx ends.
+func (c *SmartCollector) Collect(ctx context.Context, pub Publisher) error {
+	targets, err := c.targets(ctx)
+	if err != nil {
+		return c.publishError(ctx, pub, smartTarget{}, err)
+	}
+	for _, t := range targets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := c.collectOne(ctx, pub, t)
+		if err == nil {
+			continue
+		}
+		if perr := c.publishError(ctx, pub, t, err); perr != nil {
+			return perr
+		}
+		if execx.KindOf(err) == execx.KindMissing {
+			return nil // without smartctl every other disk fails the same way
+		}
+	}
+	return nil
+}
+
+// targets lists the configured devices, or scans for them. Disk identities
+// come from sysfs and /dev/disk/by-id; a machine where that fails still
+// gets its SMART readings, only without by-id names.
+func (c *SmartCollector) targets(ctx context.Context) ([]smartTarget, error) {
+	ids, _ := disk.Discover(c.root())
+	res := disk.NewResolver(c.root(), ids)
+	var ts []smartTarget
+	if len(c.Config.Devices) > 0 {
+		for _, d := range c.Config.Devices {
+			ts = append(ts, smartTarget{dev: d.Device, typ: d.Type, id: lookup(res, d.Device)})
+		}
+		return ts, nil
+	}
+	scan, err := c.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range scan {
+		ts = append(ts, smartTarget{dev: d.Name, typ: d.Type, id: lookup(res, d.Name), openErr: d.OpenError})
+	}
+	return ts, nil
+}
+
+func (c *SmartCollector) scan(ctx context.Context) ([]disk.ScanDevice, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.Config.Timeout)
+	defer cancel()
+	res, err := c.Runner.Run(cctx, c.Config.Smartctl, "--scan-open", "--json")
+	if err != nil && execx.KindOf(err) != execx.KindFailed {
+		return nil, err
+	}
+	devs, perr := disk.ScanOpen(bytes.NewReader(res.Stdout))
+	if perr != nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &ParseError{Source: "smartctl --scan-open --json", Err: perr}
+	}
+	return devs, nil
+}
+
+// nvmeController matches smartctl's NVMe controller names (/dev/nvme0),
+// whose disk is the first namespace (nvme0n1).
+var nvmeController = regexp.MustCompile(`^nvme\d+$`)
+
+func lookup(res *disk.Resolver, dev string) *disk.Identity {
+	id, err := res.Resolve(dev, "")
+	if err != nil && nvmeController.MatchString(filepath.Base(dev)) {
+		id, err = res.Resolve(filepath.Base(dev)+"n1", "")
+	}
+	if err != nil || id.Absent {
+		return nil
+	}
+	return &id
+}
+
+// collectOne reads one disk and publishes its report; the error says why
+// there is none.
+func (c *SmartCollector) collectOne(ctx context.Context, pub Publisher, t smartTarget) error {
+	if t.openErr != "" {
+		return classifyMessages(t, []string{t.openErr})
+	}
+	rep, err := c.read(ctx, t)
+	if err != nil {
+		return err
+	}
+	if rep.InStandby {
+		rep = c.standbyReport(t, rep)
+	} else if err := failure(t, rep); err != nil {
+		return err
+	} else {
+		mergeIdentity(rep, t)
+		c.remember(t, rep)
+	}
+	extra := rep.Serial
+	if extra == "" {
+		extra = t.dev
+	}
+	return pub.Publish(ctx, bus.KindSmart, c.Name(), rep, extra)
+}
+
+// read runs smartctl on one disk. -n standby makes smartctl exit 2 without
+// touching a spun-down disk. (smartd's "-n standby,q" is not valid for
+// smartctl, which rejects it as a bad argument.)
+func (c *SmartCollector) read(ctx context.Context, t smartTarget) (*smart.Report, error) {
+	args := []string{"--json=c", "-a", "-n", "standby"}
+	if t.typ != "" {
+		args = append(args, "-d", t.typ)
+	}
+	args = append(args, t.dev)
+	cctx, cancel := context.WithTimeout(ctx, c.Config.Timeout)
+	defer cancel()
+	res, runErr := c.Runner.Run(cctx, c.Config.Smartctl, args...)
+	// smartctl reports findings through its exit status: a non-zero exit
+	// with JSON is data. Anything else (missing, timeout, busy) is not.
+	if runErr != nil && execx.KindOf(runErr) != execx.KindFailed {
+		return nil, runErr
+	}
+	rep, err := smart.Parse(bytes.NewReader(res.Stdout))
+	if err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("%w (output unreadable: %v)", runErr, err)
+		}
+		return nil, &ParseError{Source: "smartctl " + strings.Join(args, " "), Err: err}
+	}
+	return rep, nil
+}
+
+// failure turns an output that carries no SMART data into an error; nil
+// means rep holds a reading (possibly of a failing disk) to publish.
+// smartctl exits 1 for a bad command line and also for a device it cannot
+// type (unknown USB bridge), and 2 for one it cannot open.
+func failure(t smartTarget, rep *smart.Report) error {
+	if rep.ExitStatus.Code&3 != 0 {
+		return classifyMessages(t, rep.Errors)
+	}
+	return nil
+}
+
+// classifyMessages reads smartctl's messages about a device it could not
+// open and says what a person should do.
+func classifyMessages(t smartTarget, msgs []string) error {
+	all := strings.Join(msgs, "; ")
+	l := strings.ToLower(all)
+	e := &smartError{kind: execx.KindFailed, target: t.dev, msg: "smartctl could not open " + t.dev}
+	if all != "" {
+		e.msg += ": " + all
+	}
+	switch {
+	case strings.Contains(l, "invalid argument"):
+		e.msg = "smartctl rejected its command line: " + all
+		e.fix = "check the configured `type:` for " + t.dev + " and that smartctl is smartmontools 7.0 or newer (`smartctl --version`)"
+	case strings.Contains(l, "permission denied"), strings.Contains(l, "operation not permitted"), strings.Contains(l, "error=5"):
+		e.kind = execx.KindDenied
+		e.fix = "run zwatch as root, or with CAP_SYS_RAWIO (and CAP_SYS_ADMIN for NVMe) and read access to " + t.dev
+	case strings.Contains(l, "unknown usb bridge"):
+		e.fix = fmt.Sprintf("set `type: sat` for this disk in the smart config: devices: [{device: %s, type: sat}]", t.dev)
+	case strings.Contains(l, "unable to detect device type"), strings.Contains(l, "please specify device type"):
+		e.fix = fmt.Sprintf("set a `type:` for this disk in the smart config (sat for SATA and most USB disks, nvme, scsi): devices: [{device: %s, type: sat}]", t.dev)
+	case strings.Contains(l, "no such device"), strings.Contains(l, "no such file"):
+		e.msg = t.dev + " has vanished: " + all
+		e.fix = "the disk is gone or was renamed: check `dmesg` and cabling; if it was removed on purpose, drop it from the config; prefer /dev/disk/by-id paths"
+	default:
+		e.fix = "run `smartctl -a " + t.dev + "` by hand to see why it cannot be read"
+	}
+	return e
+}
+
+// smartError is a per-disk failure with its fix.
+type smartError struct {
+	kind, target, msg, fix string
+}
+
+func (e *smartError) Error() string { return e.msg }
+
+// mergeIdentity adds what sysfs knows to what the disk said about itself.
+// smartctl drives USB disks as plain "sat" when it knows the bridge, so the
+// sysfs path is the better judge of USB.
+func mergeIdentity(rep *smart.Report, t smartTarget) {
+	if rep.Device == "" {
+		rep.Device = t.dev
+	}
+	if rep.SmartType == "" {
+		rep.SmartType = t.typ
+	}
+	id := t.id
+	if id == nil {
+		return
+	}
+	rep.ByID, rep.Kernel = id.ByID, id.Kernel
+	rep.Serial = firstOf(rep.Serial, id.Serial)
+	rep.WWN = firstOf(rep.WWN, id.WWN)
+	rep.Model = firstOf(rep.Model, id.Model)
+	rep.Firmware = firstOf(rep.Firmware, id.Firmware)
+	if id.Transport == disk.TransportUSB || rep.Transport == "" {
+		rep.Transport = id.Transport
+	}
+	if rep.SizeBytes == 0 {
+		rep.SizeBytes = id.SizeBytes
+	}
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (c *SmartCollector) remember(t smartTarget, rep *smart.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[string]lastReading{}
+	}
+	c.last[t.key()] = lastReading{report: *rep, at: c.now()}
+}
+
+// standbyReport describes a sleeping disk with the identity of its last
+// reading and that reading's age; health values are left out, not stale.
+func (c *SmartCollector) standbyReport(t smartTarget, sb *smart.Report) *smart.Report {
+	c.mu.Lock()
+	last, ok := c.last[t.key()]
+	c.mu.Unlock()
+	rep := &smart.Report{
+		Device: firstOf(sb.Device, t.dev), SmartType: firstOf(sb.SmartType, t.typ),
+		Attributes: []smart.Attribute{}, ExitStatus: sb.ExitStatus, Errors: sb.Errors, InStandby: true,
+	}
+	if ok {
+		l := last.report
+		rep.Model, rep.Serial, rep.WWN, rep.Firmware = l.Model, l.Serial, l.WWN, l.Firmware
+		rep.Transport, rep.SizeBytes, rep.RotationRPM = l.Transport, l.SizeBytes, l.RotationRPM
+		age := int64(c.now().Sub(last.at) / time.Second)
+		rep.LastReadingAgeS = &age
+	}
+	mergeIdentity(rep, t)
+	return rep
+}
+
+func (c *SmartCollector) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *SmartCollector) root() string {
+	if c.Root == "" {
+		return "/"
+	}
+	return c.Root
+}
+
+// publishError sends err as a collector.error with the disk as Target and
+// the most specific fix known.
+func (c *SmartCollector) publishError(ctx context.Context, pub Publisher, t smartTarget, err error) error {
+	ce := ErrorFor(c.Name(), t.dev, err)
+	var se *smartError
+	switch {
+	case errors.As(err, &se):
+		ce.Kind, ce.Fix = se.kind, se.fix
+	case ce.Kind == execx.KindMissing:
+		ce.Fix = "install smartmontools (apt install smartmontools, dnf install smartmontools) or set `smartctl:` to its full path in the config"
+	case ce.Kind == execx.KindDenied:
+		ce.Fix = "make smartctl executable for zwatch, and run zwatch as root or with CAP_SYS_RAWIO"
+	case ce.Kind == execx.KindTimeout || ce.Kind == execx.KindBusy:
+		ce.Fix = "smartctl hangs on this disk: the disk or its controller may be dying; check `dmesg`; zwatch skips it until smartctl returns"
+	}
+	if ce.Command == "" && t.dev != "" {
+		ce.Command = c.Config.Smartctl + " --json=c -a -n standby " + t.dev
+	}
+	if perr := pub.Publish(ctx, bus.KindCollectorError, c.Name(), ce); perr != nil {
+		return fmt.Errorf("publish smart error for %s: %w", t.dev, perr)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+const captured = "../testdata/captured/zfs-2.3.2/"
+
+// zpoolStandIn writes an executable named name into dir that answers each argv
+// (joined by spaces) by replaying a real captured output file; an argv
+// mapped to "HANG" sleeps forever, like zpool on a suspended pool.
+func zpoolStandIn(t *testing.T, dir, name string, answers map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\ncase \"$*\" in\n")
+	for argv, file := range answers {
+		if file == "HANG" {
+			fmt.Fprintf(&b, "%q) exec sleep 3600 ;;\n", argv)
+			continue
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%q) cat %q ;;\n", argv, abs)
+	}
+	b.WriteString("*) echo \"stand-in: unexpected argv: $*\" >&2; exit 2 ;;\nesac\n")
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// memPublisher records what collectors publish.
+type memPublisher struct {
+	mu   sync.Mutex
+	msgs []zfsPublished
+}
+
+type zfsPublished struct {
+	kind, collector string
+	data            any
+	extra           []string
+}
+
+func (p *memPublisher) Publish(_ context.Context, kind, collector string, data any, extra ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, zfsPublished{kind, collector, data, extra})
+	return nil
+}
+
+func (p *memPublisher) all() []zfsPublished {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]zfsPublished(nil), p.msgs...)
+}
+
+func TestZpoolStatusPicksJSONOn23(t *testing.T) {
+	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{
+		"version":                    captured + "a.version.txt",
+		"status -j --json-int -p -P": captured + "b1-offline.zpool-status-j.json",
+	})
+	c := &ZpoolStatus{Runner: execx.New(5 * time.Second), Zpool: zpool}
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	msgs := pub.all()
+	if len(msgs) != 1 || msgs[0].kind != bus.KindZpoolStatus {
+		t.Fatalf("zfsPublished %+v", msgs)
+	}
+	sd := msgs[0].data.(StatusData)
+	if sd.Source != "json" {
+		t.Fatalf("source %q, want json", sd.Source)
+	}
+	vault := findPool(sd.Pools, "vault")
+	if vault == nil || vault.State != zfs.StateDegraded {
+		t.Fatalf("vault = %+v", vault)
+	}
+	var offline []string
+	for _, l := range vault.Vdevs[0].Leaves() {
+		if l.State == zfs.StateOffline {
+			offline = append(offline, l.Path)
+		}
+	}
+	if len(offline) != 1 || !strings.Contains(offline[0], "virtio-ZWV0001") {
+		t.Fatalf("offline leaves = %v", offline)
+	}
+}
+
+func TestZpoolStatusTextBefore23(t *testing.T) {
+	dir := t.TempDir()
+	// A zpool without `version` (ZoL 0.7) is read as text.
+	zpool := zpoolStandIn(t, dir, "zpool", map[string]string{
+		"status -p -P -v": captured + "b1-offline.zpool-status-p-P.txt",
+	})
+	c := &ZpoolStatus{Runner: execx.New(5 * time.Second), Zpool: zpool}
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	sd := pub.all()[0].data.(StatusData)
+	if sd.Source != "text" || findPool(sd.Pools, "vault").State != zfs.StateDegraded {
+		t.Fatalf("got %+v", sd)
+	}
+}
+
+func TestZpoolListReadsRealOutput(t *testing.T) {
+	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{"list -Hp": captured + "b1-offline.zpool-list-Hp.txt"})
+	zfsCmd := zpoolStandIn(t, t.TempDir(), "zfs", map[string]string{"list -Hp -o name,used,avail,quota,refquota": captured + "b1-offline.zfs-list-Hp.txt"})
+	c := &ZpoolList{Runner: execx.New(5 * time.Second), Zpool: zpool, Zfs: zfsCmd}
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	cd := pub.all()[0].data.(CapacityData)
+	if len(cd.Pools) != 2 || cd.Pools[1].Name != "vault" || cd.Pools[1].Health != zfs.StateDegraded || cd.Pools[1].SizeBytes != 5905580032 {
+		t.Fatalf("pools = %+v", cd.Pools)
+	}
+	if len(cd.Datasets) == 0 {
+		t.Fatal("no datasets")
+	}
+}
+
+func TestHungZpoolIsATimeoutNotAStuckDaemon(t *testing.T) {
+	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{"list -Hp": "HANG"})
+	c := &ZpoolList{Runner: execx.New(300 * time.Millisecond), Zpool: zpool}
+	start := time.Now()
+	err := c.Collect(context.Background(), &memPublisher{})
+	if execx.KindOf(err) != execx.KindTimeout {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	ce := ErrorFor(c.Name(), "", err)
+	if ce.Kind != execx.KindTimeout || !strings.Contains(ce.Fix, "SUSPENDED") {
+		t.Fatalf("collector error = %+v", ce)
+	}
+}
+
+func TestMissingZpool(t *testing.T) {
+	c := &ZpoolList{Runner: execx.New(time.Second), Zpool: filepath.Join(t.TempDir(), "zpool")}
+	err := c.Collect(context.Background(), &memPublisher{})
+	if ce := ErrorFor(c.Name(), "", err); ce.Kind != execx.KindMissing || !strings.Contains(ce.Fix, "zfsutils-linux") {
+		t.Fatalf("got %+v", ce)
+	}
+}
+
+func TestLoopPublishesCollectorErrors(t *testing.T) {
+	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{"list -Hp": "HANG"})
+	c := &ZpoolList{Runner: execx.New(200 * time.Millisecond), Zpool: zpool}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { Loop(ctx, c, pub, 50*time.Millisecond, nil, discard()); close(done) }()
+	deadline := time.After(3 * time.Second)
+	for {
+		msgs := pub.all()
+		if len(msgs) >= 2 {
+			ce := msgs[0].data.(CollectorError)
+			if msgs[0].kind != bus.KindCollectorError || ce.Kind != execx.KindTimeout {
+				t.Fatalf("first message %+v", msgs[0])
+			}
+			// At most one invocation is outstanding: the second is busy or timed out.
+			if k := msgs[1].data.(CollectorError).Kind; k != execx.KindBusy && k != execx.KindTimeout {
+				t.Fatalf("second kind %q", k)
+			}
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("only %d messages", len(msgs))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+}
+
+func TestARCFromRealArcstats(t *testing.T) {
+	c := &ARC{Path: captured + "a.arcstats.txt"}
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	arc := pub.all()[1].data.(zfs.ARC)
+	if arc.SizeBytes == 0 || arc.MaxBytes == 0 {
+		t.Fatalf("arc = %+v", arc)
+	}
+	c = &ARC{Path: filepath.Join(t.TempDir(), "arcstats")}
+	if err := c.Collect(context.Background(), pub); err != ErrNotAvailable {
+		t.Fatalf("missing arcstats: %v", err)
+	}
+}
+
+func TestEventFollowerPublishesAndPokes(t *testing.T) {
+	dir := t.TempDir()
+	abs, _ := filepath.Abs("../testdata/zpool-events/zfs-2021-issue-12629-io-ereport.txt")
+	script := fmt.Sprintf("#!/bin/sh\ncat %q\necho\nexec sleep 3600\n", abs)
+	zpool := filepath.Join(dir, "zpool")
+	os.WriteFile(zpool, []byte(script), 0o755)
+	pokes := make(chan struct{}, 10)
+	f := &EventFollower{Zpool: zpool, Debounce: 10 * time.Millisecond, Poke: func() { pokes <- struct{}{} },
+		// The recorded event is from 2021: pretend we started before it.
+		Now: func() time.Time { return time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- f.Run(ctx, pub) }()
+	select {
+	case <-pokes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no poke after an event")
+	}
+	msgs := pub.all()
+	if len(msgs) != 1 || msgs[0].kind != bus.KindZpoolEvent {
+		t.Fatalf("zfsPublished %+v", msgs)
+	}
+	ev := msgs[0].data.(EventData)
+	if ev.Class != "ereport.fs.zfs.io" || ev.Pool != "zroot" || !strings.Contains(ev.VdevPath, "ZHZ54DBW") {
+		t.Fatalf("event %+v", ev.Event)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follower returned %v on shutdown", err)
+	}
+}
+
+func TestEventFollowerSkipsHistory(t *testing.T) {
+	dir := t.TempDir()
+	abs, _ := filepath.Abs("../testdata/zpool-events/zfs-2021-issue-12629-io-ereport.txt")
+	zpool := filepath.Join(dir, "zpool")
+	os.WriteFile(zpool, []byte(fmt.Sprintf("#!/bin/sh\ncat %q\necho\n", abs)), 0o755)
+	f := &EventFollower{Zpool: zpool}
+	pub := &memPublisher{}
+	err := f.Run(context.Background(), pub)
+	if err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("want an exit error for the supervisor to restart, got %v", err)
+	}
+	if n := len(pub.all()); n != 0 {
+		t.Fatalf("zfsPublished %d historic events", n)
+	}
+}
+
+func findPool(pools []*zfs.Pool, name string) *zfs.Pool {
+	for _, p := range pools {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,126 @@
+package notifiers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwatch/zwatch/config"
+)
+
+// These exercise config/notify.go through config.Parse, as zwatch loads it.
+
+func parseConfig(t *testing.T, y string) (*config.Loaded, error) {
+	t.Helper()
+	return config.Parse(strings.NewReader("host: nas1\nstate_dir: /tmp/zw\n" + y))
+}
+
+func TestConfigNotifyDefaults(t *testing.T) {
+	l, err := parseConfig(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := l.Config.Notify
+	if !n.Console || n.RetryFor.D() != 7*24*time.Hour || n.RetryInitial.D() != 10*time.Second || n.RetryMax.D() != time.Hour {
+		t.Errorf("defaults %+v", n)
+	}
+}
+
+func TestConfigNotifyFull(t *testing.T) {
+	t.Setenv("ZW_SMTP_PASS", "from-env")
+	pw := filepath.Join(t.TempDir(), "tg")
+	if err := os.WriteFile(pw, []byte("123:ABC\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := parseConfig(t, `
+notify:
+  console: false
+  retry_for: 3d
+  channels:
+    - name: ops-mail
+      type: email
+      min_severity: critical
+      route: {pools: [vault], alerts: ["Zpool*"]}
+      smtp: {host: smtp.example.net, port: 465, tls: implicit, username: nas1, password: "${ZW_SMTP_PASS}"}
+      from: zwatch@example.net
+      to: [ops@example.net, "Jane <jane@example.org>"]
+    - {name: phone, type: pushover, token: azGDORePK8gMaC0QOYAMyEEuzJnyUi, user: uQiRzpo4DXghDmr9QzzfQu27cmVRsG}
+    - {name: tg, type: telegram, token: "file:`+pw+`", chat_ids: ["-1001234567890", "@nas"]}
+    - {name: ntfy, type: ntfy, topic: nas1-x}
+    - {name: gotify, type: gotify, url: "https://gotify.example.net", token: Axyz}
+    - {name: dc, type: discord, webhook_url: "https://discord.com/api/webhooks/1/abc"}
+    - {name: sl, type: slack, token: xoxb-1, channel: C123}
+    - {name: hook, type: webhook, url: "https://example.net/hook", headers: {Authorization: "Bearer x"}, send_resolved: false}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := l.Config.Notify
+	if n.Console || n.RetryFor.D() != 72*time.Hour || len(n.Channels) != 8 {
+		t.Fatalf("%+v", n)
+	}
+	if n.Channels[0].SMTP.Password.Value != "from-env" || n.Channels[2].Token.Value != "123:ABC" {
+		t.Error("secrets not resolved")
+	}
+	if n.Channels[7].Resolved() || !n.Channels[0].Resolved() {
+		t.Error("send_resolved")
+	}
+	chs, err := Build(n)
+	if err != nil || len(chs) != 8 {
+		t.Fatalf("Build: %v (%d)", err, len(chs))
+	}
+	masked, err := l.Config.Masked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"from-env", "azGDORePK8", "123:ABC", "Bearer x", "webhooks/1/abc"} {
+		if strings.Contains(string(masked), secret) {
+			t.Errorf("Masked() shows %q", secret)
+		}
+	}
+}
+
+func TestConfigNotifyErrors(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{`{name: a, type: email, smtp: {host: h}, from: a@b.c}`, "notify.channels[0].to: empty: add at least one recipient"},
+		{`{name: a, type: sms}`, `notify.channels[0].type = "sms": must be one of email, pushover`},
+		{`{name: a, type: email, smtp: {host: h, port: 465}, from: a@b.c, to: [x@y.z]}`, "notify.channels[0].smtp.tls"},
+		{`{name: a, type: email, smtp: {host: h, tls: implicit, port: 587}, from: a@b.c, to: [x@y.z]}`, "set tls: starttls"},
+		{`{name: a, type: email, smtp: {host: h, username: u}, from: a@b.c, to: [x@y.z]}`, "username and password go together"},
+		{`{name: a, type: email, smtp: {host: h}, from: a@b.c, to: [not-an-address]}`, "notify.channels[0].to[0]"},
+		{`{name: a, type: pushover, token: t}`, "notify.channels[0].user: empty"},
+		{`{name: a, type: telegram, token: "1:a", chat_ids: [abc]}`, "notify.channels[0].chat_ids[0]"},
+		{`{name: a, type: ntfy, topic: "a/b"}`, "notify.channels[0].topic"},
+		{`{name: a, type: gotify, token: t}`, "notify.channels[0].url: empty"},
+		{`{name: a, type: discord, webhook_url: "ftp://secretpath/x"}`, "notify.channels[0].webhook_url"},
+		{`{name: a, type: slack}`, "set webhook_url, or token and channel"},
+		{`{name: a, type: slack, token: xoxb-1}`, "notify.channels[0].channel: empty"},
+		{`{name: a, type: webhook, url: "https://x", topic: t}`, "notify.channels[0].topic: not used by type webhook"},
+		{`{name: a, type: webhook, url: "https://x", min_severity: loud}`, "notify.channels[0].min_severity"},
+		{`{name: a, type: webhook, url: "https://x", route: {alerts: ["[bad"]}}`, "notify.channels[0].route.alerts[0]"},
+		{`{name: console, type: webhook, url: "https://x"}`, "reserved"},
+		{`{type: webhook, url: "https://x"}`, "notify.channels[0].name: empty"},
+		{`{name: a, type: webhook, url: "https://x", tokn: x}`, `notify.channels[0].tokn: unknown key (line 5): did you mean "token"?`},
+		{`{name: a, type: webhook, url: "https://x", token: "${ZW_NOT_SET_ANYWHERE}"}`, "ZW_NOT_SET_ANYWHERE is not set"},
+	}
+	for _, tc := range cases {
+		_, err := parseConfig(t, "notify:\n  channels:\n    - "+tc.yaml+"\n")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n  got  %v\n  want %q", tc.yaml, err, tc.want)
+		}
+	}
+	_, err := parseConfig(t, "notify:\n  channels:\n    - {name: a b, type: webhook, url: \"https://x\"}\n    - {name: a_b, type: webhook, url: \"https://y\"}\n")
+	if err == nil || !strings.Contains(err.Error(), "notify.channels[1].name") {
+		t.Errorf("clashing names: %v", err)
+	}
+	_, err = parseConfig(t, "notify:\n  retry_for: 0s\n")
+	if err == nil || !strings.Contains(err.Error(), "notify.retry_for") {
+		t.Errorf("retry_for: %v", err)
+	}
+	_, err = parseConfig(t, "notify:\n  channels:\n    - {name: a, type: discord, webhook_url: \"ftp://host/secretpath\"}\n")
+	if err != nil && strings.Contains(err.Error(), "secretpath") {
+		t.Errorf("error shows the webhook secret: %v", err)
+	}
+}

@@ -1,0 +1,315 @@
+package notifiers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
+)
+
+// Options are what the daemon adds to the notify config.
+type Options struct {
+	// Guide adds the guided replacement text to disk alerts; optional.
+	Guide GuideFunc
+	// AckWait is how long the bus waits for an acknowledgement before it
+	// redelivers; a send in progress extends it with heartbeats. Default:
+	// twice notify.send_timeout, at least 30s.
+	AckWait time.Duration
+	// Host names the dead-letter reports' origin when a notification has
+	// none; default: the notification's host.
+	Host string
+}
+
+// Run delivers notifications from the ZWATCH_ALERTS stream to every channel
+// until ctx ends. Each channel has its own durable consumer and goroutine:
+// a slow or broken channel delays only itself.
+func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	chans, err := Build(cfg)
+	if err != nil {
+		return fmt.Errorf("notification channels: %w", err)
+	}
+	if cfg.Console {
+		chans = append([]Channel{consoleChannel(log.With("channel", TypeConsole))}, chans...)
+	}
+	if len(chans) == 0 {
+		log.Warn("no notification channels configured: alerts stay in the outbox until one is added")
+		<-ctx.Done()
+		return nil
+	}
+	if err := ensureDeadLetterStream(ctx, b.JS); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for i := range chans {
+		w := newWorker(b, &chans[i], cfg, opts, log)
+		wg.Go(func() { w.run(ctx) })
+	}
+	log.Info("notifiers running", "channels", len(chans))
+	wg.Wait()
+	return nil
+}
+
+type worker struct {
+	b        *bus.Bus
+	ch       *Channel
+	guide    GuideFunc
+	host     string
+	log      *slog.Logger
+	retryFor time.Duration
+	initial  time.Duration
+	max      time.Duration
+	timeout  time.Duration
+	ackWait  time.Duration
+	// done remembers recently delivered notification ids, so a redelivery
+	// after a failed acknowledgement is not sent twice.
+	done *recent
+}
+
+func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
+	d := config.DefaultNotify()
+	pick := func(v, def config.Duration) time.Duration {
+		if v.D() > 0 {
+			return v.D()
+		}
+		return def.D()
+	}
+	w := &worker{
+		b: b, ch: ch, guide: opts.Guide, host: opts.Host,
+		log:      log.With("channel", ch.Name, "type", ch.Type),
+		retryFor: pick(cfg.RetryFor, d.RetryFor), initial: pick(cfg.RetryInitial, d.RetryInitial),
+		max: pick(cfg.RetryMax, d.RetryMax), timeout: pick(cfg.SendTimeout, d.SendTimeout),
+		ackWait: opts.AckWait, done: newRecent(1024),
+	}
+	if w.ackWait <= 0 {
+		w.ackWait = max(2*w.timeout, 30*time.Second)
+	}
+	return w
+}
+
+func (w *worker) run(ctx context.Context) {
+	var cons jetstream.Consumer
+	for ctx.Err() == nil {
+		if cons == nil {
+			c, err := w.consumer(ctx)
+			if err != nil {
+				w.log.Error("cannot open the channel's outbox consumer; retrying", "err", err)
+				sleep(ctx, 5*time.Second)
+				continue
+			}
+			cons = c
+		}
+		// Long poll, bounded so shutdown and consumer loss are noticed.
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		msg, err := cons.Next(jetstream.FetchContext(fctx))
+		cancel()
+		switch {
+		case err == nil:
+			w.handle(ctx, msg)
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+		case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound):
+			w.log.Warn("outbox consumer vanished; recreating it", "err", err)
+			cons = nil
+		default:
+			w.log.Warn("outbox fetch failed", "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+// consumer creates the channel's durable consumer or updates the settings
+// that may change; where it starts reading is fixed at creation.
+func (w *worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	name := consumerName(w.ch.Name)
+	cfg := jetstream.ConsumerConfig{
+		Durable:     name,
+		Description: fmt.Sprintf("zwatch notify channel %q (%s)", w.ch.Name, w.ch.Type),
+		// A new channel starts with the last hour, so alerts published while
+		// the daemon started are not missed, without replaying old ones.
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.ackWait,
+		MaxDeliver:    -1, // retry_for, not a count, ends the retries
+		FilterSubject: bus.AlertSubjects[0],
+		MaxAckPending: 1000,
+		// A channel removed from the config leaves its consumer; the server
+		// drops it after this long unused.
+		InactiveThreshold: max(4*w.retryFor, 30*24*time.Hour),
+	}
+	if existing, err := w.b.JS.Consumer(cctx, bus.StreamAlerts, name); err == nil {
+		info := existing.CachedInfo()
+		cfg.DeliverPolicy = info.Config.DeliverPolicy
+		cfg.OptStartTime = info.Config.OptStartTime
+		cfg.OptStartSeq = info.Config.OptStartSeq
+	} else if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		start := time.Now().Add(-time.Hour)
+		cfg.OptStartTime = &start
+	} else {
+		return nil, fmt.Errorf("look up consumer %s: %w", name, err)
+	}
+	c, err := w.b.JS.CreateOrUpdateConsumer(cctx, bus.StreamAlerts, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on %s: %w", name, bus.StreamAlerts, err)
+	}
+	return c, nil
+}
+
+// handle delivers one outbox message. It is acknowledged only after the
+// service accepted it; a failure is retried later, and after retry_for it
+// goes to the dead-letter stream.
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.log.Error("outbox message without metadata; dropping it", "err", err)
+		_ = msg.Term()
+		return
+	}
+	var n alert.Notification
+	if _, err := bus.Decode(msg.Data(), "notification", &n); err != nil {
+		w.log.Error("outbox message is not a notification; dropping it", "subject", msg.Subject(), "seq", meta.Sequence.Stream, "err", err)
+		_ = msg.TermWithReason("undecodable")
+		return
+	}
+	log := w.log.With("id", n.ID, "attempt", meta.NumDelivered)
+	if n.ID != "" && w.done.has(n.ID) {
+		w.ack(ctx, msg, n, log)
+		return
+	}
+	sel, ok := w.ch.Select(n)
+	if !ok {
+		w.ack(ctx, msg, n, log)
+		return
+	}
+	m := RenderGuided(sel, w.guide)
+	start := time.Now()
+	err = w.send(ctx, msg, m)
+	if err == nil {
+		level := slog.LevelInfo
+		if w.ch.Type == TypeConsole {
+			level = slog.LevelDebug // the console line itself says it all
+		}
+		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond))
+		w.done.add(n.ID)
+		w.ack(ctx, msg, n, log)
+		return
+	}
+	if ctx.Err() != nil {
+		// Shutting down mid-send: hand it back at once for the next run.
+		_ = msg.Nak()
+		return
+	}
+	age := time.Since(meta.Timestamp)
+	if age >= w.retryFor {
+		w.deadLetter(ctx, msg, meta, n, err, log)
+		return
+	}
+	delay := backoff(meta.NumDelivered, w.initial, w.max)
+	if left := w.retryFor - age; delay > left {
+		delay = left
+	}
+	log.Warn("notification not delivered; will retry", "err", err, "retry_in", delay.Round(time.Millisecond),
+		"gives_up_in", (w.retryFor - age).Round(time.Second))
+	if nerr := msg.NakWithDelay(delay); nerr != nil {
+		log.Warn("cannot schedule the retry; the bus redelivers after ack_wait", "err", nerr)
+	}
+}
+
+// send runs one attempt under send_timeout, telling the bus the message is
+// still being worked on so a slow server does not cause a redelivery.
+func (w *worker) send(ctx context.Context, msg jetstream.Msg, m Message) error {
+	sctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(w.ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return w.ch.Send(sctx, m)
+}
+
+// ack confirms with the server (double ack): if that fails the id stays in
+// done, so the redelivery is dropped instead of sent again.
+func (w *worker) ack(ctx context.Context, msg jetstream.Msg, n alert.Notification, log *slog.Logger) {
+	// Ack even when shutting down: the send already happened.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := msg.DoubleAck(actx); err != nil {
+		log.Warn("acknowledgement not confirmed; a redelivery will be recognised and skipped", "err", err)
+	}
+}
+
+// backoff is initial·2^(attempt-1), capped at max.
+func backoff(attempt uint64, initial, max time.Duration) time.Duration {
+	d := initial
+	for i := uint64(1); i < attempt && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// recent is a bounded set of notification ids, oldest forgotten first.
+type recent struct {
+	mu    sync.Mutex
+	max   int
+	order []string
+	set   map[string]struct{}
+}
+
+func newRecent(max int) *recent { return &recent{max: max, set: map[string]struct{}{}} }
+
+func (r *recent) has(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.set[id]
+	return ok
+}
+
+func (r *recent) add(id string) {
+	if id == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.set[id]; ok {
+		return
+	}
+	r.set[id] = struct{}{}
+	r.order = append(r.order, id)
+	if len(r.order) > r.max {
+		delete(r.set, r.order[0])
+		r.order = r.order[1:]
+	}
+}

@@ -1,0 +1,385 @@
+// Package rules is zwatch's rule engine: it turns collector facts from the
+// bus into alerts in the manner of Prometheus and Alertmanager. Rules report
+// the conditions that hold now; the engine gives each one a lifecycle
+// (pending → firing → resolved), groups alerts into notifications, inhibits
+// alerts that a bigger one already carries, repeats what is still firing,
+// and remembers all of it in the bus's key-value store across restarts.
+//
+// The core (Engine) is pure: facts and a clock go in, notifications come
+// out. Run wires it to NATS JetStream.
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// Scopes: the set of conditions one kind of fact decides. Conditions of a
+// scope that a new fact no longer reports are resolved.
+const (
+	scopeStatus    = "status"
+	scopeCapacity  = "capacity"
+	scopeARC       = "arc"
+	scopeWatcher   = "watcher"
+	scopeCorrelate = "correlate"
+	scopeSmart     = "smart/" // + serial
+)
+
+// reevalEvery bounds how often Tick re-runs the time-based rules of a host.
+const reevalEvery = 15 * time.Second
+
+// Engine evaluates facts into alerts and notifications. It is not safe for
+// concurrent use; Run serialises access.
+type Engine struct {
+	cfg      config.RulesConfig
+	hosts    map[string]*hostState
+	disabled map[string]bool
+	log      *slog.Logger
+	// started is when this engine first saw time pass; silence before it
+	// is the engine's own, not a collector's.
+	started time.Time
+	seed    maphash.Seed
+}
+
+// NewEngine returns an engine with no state. cfg should be validated (as
+// config.Load does); zero thresholds switch the rules that use them off.
+func NewEngine(cfg config.RulesConfig, log *slog.Logger) *Engine {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed()}
+	for _, n := range cfg.Disabled {
+		e.disabled[n] = true
+	}
+	return e
+}
+
+func (e *Engine) host(name string) *hostState {
+	h := e.hosts[name]
+	if h == nil {
+		h = newHostState(name)
+		e.hosts[name] = h
+	}
+	return h
+}
+
+// Observe takes one fact from the bus into account at time now. A fact it
+// cannot read is reported as an error and changes nothing.
+func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
+	kind, ok := strings.CutPrefix(env.Schema, "zwatch."+bus.Version+".")
+	if !ok {
+		return fmt.Errorf("observe: unknown schema %q", env.Schema)
+	}
+	if env.Host == "" {
+		return fmt.Errorf("observe %s: envelope has no host", kind)
+	}
+	e.start(now)
+	h := e.host(env.Host)
+	var sum uint64
+	if kind == bus.KindZpoolStatus || kind == bus.KindSmart {
+		sum = maphash.Bytes(e.seed, env.Data)
+	}
+	if sum != 0 && h.unchanged(sum) {
+		// The same facts as last time: nothing to decode or judge again.
+		// Freshness still counts, and time-based rules run at Tick.
+		e.noteSuccess(h, env)
+		e.settle(h, now)
+		return nil
+	}
+	correlate := false
+	switch kind {
+	case bus.KindZpoolStatus:
+		var d collectors.StatusData
+		if err := decode(env, &d); err != nil {
+			return err
+		}
+		h.pools = d.Pools
+		h.remember("status", sum)
+		e.evalStatus(h, now)
+		correlate = true
+	case bus.KindZpoolCapacity:
+		var d collectors.CapacityData
+		if err := decode(env, &d); err != nil {
+			return err
+		}
+		h.capacity = &capacityFacts{pools: d.Pools, datasets: d.Datasets}
+		e.evalCapacity(h, now)
+	case bus.KindSmart:
+		var r smart.Report
+		if err := decode(env, &r); err != nil {
+			return err
+		}
+		h.remember("smart/"+r.Serial+"/"+r.Device, sum)
+		e.evalSmart(h, &r, now)
+		correlate = true
+	case bus.KindARC:
+		var a zfs.ARC
+		if err := decode(env, &a); err != nil {
+			return err
+		}
+		e.evalARC(h, &a, now)
+	case bus.KindCollectorError:
+		var ce collectors.CollectorError
+		if err := decode(env, &ce); err != nil {
+			return err
+		}
+		e.noteCollectorError(h, env, ce)
+	case bus.KindHeartbeat:
+		var hb collectors.Heartbeat
+		if err := decode(env, &hb); err != nil {
+			return err
+		}
+		e.noteHeartbeat(h, env, hb)
+	case bus.KindZpoolEvent, bus.KindMaintenance:
+		// Events make the collectors poll status at once; the status rules
+		// then judge. Maintenance windows are not in this engine yet.
+	default:
+		return fmt.Errorf("observe: unknown kind %q", kind)
+	}
+	if kind != bus.KindCollectorError && env.Collector != "" {
+		e.noteSuccess(h, env)
+	}
+	e.evalWatcher(h, now)
+	if correlate {
+		e.evalCorrelate(h, now)
+	}
+	e.settle(h, now)
+	return nil
+}
+
+func (e *Engine) start(now time.Time) {
+	if e.started.IsZero() {
+		e.started = now
+	}
+}
+
+func decode(env bus.Envelope, into any) error {
+	if err := json.Unmarshal(env.Data, into); err != nil {
+		return fmt.Errorf("decode %s from %s: %w", env.Schema, env.Host, err)
+	}
+	return nil
+}
+
+// settle runs the lifecycle steps every change ends with.
+func (e *Engine) settle(h *hostState, now time.Time) {
+	e.promote(h, now)
+	e.inhibit(h)
+	e.schedule(h, now)
+}
+
+// Tick runs the time-based rules (stale data, scrub age, holds expiring,
+// pending alerts reaching their `for`) and returns the notifications due.
+func (e *Engine) Tick(now time.Time) []alert.Notification {
+	e.start(now)
+	var out []alert.Notification
+	for _, name := range e.hostNames() {
+		h := e.hosts[name]
+		if now.Sub(h.evalAt) >= reevalEvery {
+			h.evalAt = now
+			if h.pools != nil {
+				e.evalStatus(h, now)
+			}
+			if h.capacity != nil {
+				e.evalCapacity(h, now)
+			}
+			for _, k := range sortedKeys(h.smart) {
+				e.evalSmart(h, h.smart[k], now)
+			}
+			e.evalARCHold(h, now)
+			e.evalWatcher(h, now)
+			e.evalCorrelate(h, now)
+		}
+		e.settle(h, now)
+		out = append(out, e.flush(h, now)...)
+	}
+	return out
+}
+
+func (e *Engine) hostNames() []string {
+	names := make([]string, 0, len(e.hosts))
+	for n := range e.hosts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Alerts returns the host's (or every host's, with host "") current alerts:
+// pending, firing, and resolved ones whose notice is not sent yet.
+func (e *Engine) Alerts(host string) []alert.Alert {
+	var out []alert.Alert
+	for _, name := range e.hostNames() {
+		if host != "" && name != host {
+			continue
+		}
+		for _, t := range e.hosts[name].Alerts {
+			out = append(out, t.A)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return lessAlert(&out[i], &out[j]) })
+	return out
+}
+
+// evalCtx collects the conditions one scope's rules report.
+type evalCtx struct {
+	e   *Engine
+	h   *hostState
+	now time.Time
+	cfg *config.RulesConfig
+	out []cond
+}
+
+func (e *Engine) newCtx(h *hostState, now time.Time) *evalCtx {
+	return &evalCtx{e: e, h: h, now: now, cfg: &e.cfg}
+}
+
+// emit records a condition unless its rule is disabled.
+func (c *evalCtx) emit(cd cond) {
+	if c.e.disabled[cd.name] {
+		return
+	}
+	l := make(map[string]string, len(cd.labels)+2)
+	for k, v := range cd.labels {
+		l[k] = v
+	}
+	cd.labels = l
+	cd.labels["alertname"] = cd.name
+	cd.labels["host"] = c.h.Host
+	c.out = append(c.out, cd)
+}
+
+// firing returns the alert a condition had last time, if it is active.
+func (c *evalCtx) previous(name string, labels map[string]string) *tracked {
+	l := copyMap(labels)
+	l["alertname"] = name
+	l["host"] = c.h.Host
+	t := c.h.Alerts[alert.Fingerprint(l)]
+	if t == nil || t.A.State == alert.Resolved {
+		return nil
+	}
+	return t
+}
+
+func (e *Engine) evalStatus(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	h.Leaves = h.Leaves[:0]
+	for _, p := range h.pools {
+		if p == nil {
+			continue
+		}
+		e.indexLeaves(h, p)
+		rulePoolState(c, p)
+		rulePoolStatusMessage(c, p)
+		ruleVdevState(c, p)
+		ruleRedundancy(c, p)
+		ruleVdevErrors(c, p)
+		rulePoolDataErrors(c, p)
+		ruleScrub(c, p)
+		ruleResilver(c, p)
+	}
+	e.apply(h, scopeStatus, c.out, now)
+	e.noteResilverEnds(h)
+}
+
+func (e *Engine) evalCapacity(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	for i := range h.capacity.pools {
+		p := &h.capacity.pools[i]
+		recordCapacity(c, p)
+		rulePoolCapacity(c, p)
+		ruleFullForecast(c, p)
+	}
+	for i := range h.capacity.datasets {
+		ruleDatasetQuota(c, &h.capacity.datasets[i])
+	}
+	e.apply(h, scopeCapacity, c.out, now)
+}
+
+func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {
+	key := r.Serial
+	if key == "" {
+		key = r.Device
+	}
+	if key == "" {
+		return // nothing identifies the disk: its collector error says why
+	}
+	h.smart[key] = r
+	e.indexDisk(h, r, now)
+	c := e.newCtx(h, now)
+	ruleSmartHealth(c, r)
+	ruleSmartAttributes(c, r)
+	ruleSmartCRC(c, r)
+	ruleSmartTemperature(c, r)
+	ruleSmartSelfTest(c, r)
+	ruleSCSIDefects(c, r)
+	ruleNVMe(c, r)
+	for i := range c.out {
+		c.out[i].serial = r.Serial
+		if c.out[i].pool == "" {
+			c.out[i].pool = h.poolOfSerial(r.Serial)
+		}
+	}
+	e.apply(h, scopeSmart+key, c.out, now)
+}
+
+func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) {
+	if a.ThrottleDelta > 0 {
+		t := now
+		h.ARCThrottleAt = &t
+		h.dirty = true
+	}
+	c := e.newCtx(h, now)
+	ruleARCThrottle(c)
+	ruleARCHitRatio(c, a)
+	e.apply(h, scopeARC, c.out, now)
+}
+
+// evalARCHold lets a throttling alert end when its hold runs out, without
+// dropping the hit-ratio condition of the last reading.
+func (e *Engine) evalARCHold(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	ruleARCThrottle(c)
+	for _, t := range h.Alerts {
+		if t.Scope == scopeARC && t.A.Name == nameARCHitRatio && t.A.State != alert.Resolved {
+			c.out = append(c.out, cond{name: t.A.Name, severity: t.A.Severity, labels: t.A.Labels, summary: t.A.Summary, desc: t.A.Description, evidence: t.A.Evidence})
+		}
+	}
+	e.apply(h, scopeARC, c.out, now)
+}
+
+func (e *Engine) evalWatcher(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	ruleCollectorStale(c)
+	ruleHostSilent(c)
+	ruleCommandHangs(c)
+	ruleBlindSpot(c)
+	e.apply(h, scopeWatcher, c.out, now)
+}
+
+func (e *Engine) evalCorrelate(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	ruleDiskIncident(c)
+	ruleResilverAtRisk(c)
+	e.apply(h, scopeCorrelate, c.out, now)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

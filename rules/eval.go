@@ -1,0 +1,136 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// EvalHost is the host name saved outputs are evaluated as.
+const EvalHost = "eval"
+
+// Eval runs the rules over saved command outputs, for `zwatch rules eval
+// FILE...`. Each file is `zpool status` (text or -j), `zpool list -Hp` or
+// `smartctl -j -a` output, detected by content, and taken as the next
+// observation from one host. Between files a fake clock moves past group_wait
+// and past the `for` of every pending alert. Eval returns the alerts firing
+// after the last file and those the last file resolved; alerts a bigger one
+// carries (inhibited) are left out, as a person would not see them.
+func Eval(files []string, cfg config.RulesConfig) ([]alert.Alert, error) {
+	return evalAt(files, cfg, time.Now().UTC().Truncate(time.Second))
+}
+
+func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Alert, error) {
+	e := NewEngine(cfg, nil)
+	step := cfg.GroupWait.D() + time.Second
+	var last []alert.Alert
+	for i, f := range files {
+		env, err := envelopeOf(f, now)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Observe(env, now); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		// Past every `for`, so pending alerts fire as they would in time.
+		next := now.Add(step)
+		for _, t := range e.hosts[EvalHost].Alerts {
+			if t.A.State == alert.Pending {
+				if at := t.A.StartsAt.Add(t.For + time.Second); at.After(next) {
+					next = at
+				}
+			}
+		}
+		now = next
+		if i == len(files)-1 {
+			h := e.hosts[EvalHost]
+			e.settle(h, now)
+			for _, a := range e.Alerts(EvalHost) {
+				if t := h.Alerts[a.Fingerprint]; t != nil && t.Inhibited {
+					continue
+				}
+				if a.State == alert.Firing || (a.State == alert.Resolved && wasSent(h, a.Fingerprint)) {
+					last = append(last, a)
+				}
+			}
+		}
+		e.Tick(now)
+	}
+	return last, nil
+}
+
+func wasSent(h *hostState, fp string) bool {
+	return h.Alerts[fp] != nil && h.Alerts[fp].LastSent != nil
+}
+
+// envelopeOf reads one saved output and wraps it as its collector would.
+func envelopeOf(file string, at time.Time) (bus.Envelope, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
+	}
+	kind, collector, payload, err := detect(data)
+	if err != nil {
+		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", filepath.Base(file), err)
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", file, err)
+	}
+	return bus.Envelope{Schema: bus.Schema(kind), Host: EvalHost, Collector: collector, CollectedAt: at, Data: raw}, nil
+}
+
+// detect tells zpool status (text or JSON), zpool list -Hp and smartctl -j
+// apart and parses the output into its bus payload.
+func detect(data []byte) (kind, collector string, payload any, err error) {
+	t := bytes.TrimSpace(data)
+	if len(t) > 0 && t[0] == '{' {
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(t, &keys); err != nil {
+			return "", "", nil, fmt.Errorf("not valid JSON: %w", err)
+		}
+		_, isSmart := keys["smartctl"]
+		for _, k := range []string{"device", "ata_smart_attributes", "nvme_smart_health_information_log", "smart_status", "serial_number"} {
+			if _, ok := keys[k]; ok {
+				isSmart = true
+			}
+		}
+		if _, ok := keys["pools"]; ok && !isSmart {
+			pools, err := zfs.ParseStatusJSON(bytes.NewReader(t))
+			if err != nil {
+				return "", "", nil, err
+			}
+			return bus.KindZpoolStatus, "zpool_status", collectors.StatusData{Source: "json", Pools: pools}, nil
+		}
+		if isSmart {
+			r, err := smart.Parse(bytes.NewReader(t))
+			if err != nil {
+				return "", "", nil, err
+			}
+			return bus.KindSmart, "smart", r, nil
+		}
+		return "", "", nil, fmt.Errorf("JSON that is neither `zpool status -j` nor `smartctl -j` output")
+	}
+	if bytes.Contains(t, []byte("pool:")) || bytes.Contains(t, []byte("no pools available")) {
+		pools, err := zfs.ParseStatusText(bytes.NewReader(t))
+		if err != nil {
+			return "", "", nil, err
+		}
+		return bus.KindZpoolStatus, "zpool_status", collectors.StatusData{Source: "text", Pools: pools}, nil
+	}
+	pl, lerr := zfs.ParseList(bytes.NewReader(t))
+	if lerr == nil && len(pl) > 0 {
+		return bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Pools: pl}, nil
+	}
+	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp` or `smartctl -j -a` output (zpool list: %v)", lerr)
+}

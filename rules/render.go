@@ -1,0 +1,85 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zwatch/zwatch/alert"
+)
+
+// AlertJSON is one alert in `zwatch rules eval --json` and `zwatch alerts
+// --json` output; docs/alert-schema.md describes it.
+type AlertJSON struct {
+	Name        string            `json:"name"`
+	Severity    alert.Severity    `json:"severity"`
+	State       alert.State       `json:"state"`
+	Labels      map[string]string `json:"labels"`
+	Summary     string            `json:"summary"`
+	Description string            `json:"description"`
+}
+
+// AlertsJSON is the document: {"alerts": [...]}.
+type AlertsJSON struct {
+	Alerts []AlertJSON `json:"alerts"`
+}
+
+// ToJSON converts alerts to their JSON form, worst first.
+func ToJSON(alerts []alert.Alert) AlertsJSON {
+	out := AlertsJSON{Alerts: []AlertJSON{}}
+	for _, a := range sorted(alerts) {
+		out.Alerts = append(out.Alerts, AlertJSON{Name: a.Name, Severity: a.Severity, State: a.State, Labels: a.Labels, Summary: a.Summary, Description: a.Description})
+	}
+	return out
+}
+
+// RenderAlertsJSON writes the JSON form, indented.
+func RenderAlertsJSON(w io.Writer, alerts []alert.Alert) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ToJSON(alerts)); err != nil {
+		return fmt.Errorf("write alerts: %w", err)
+	}
+	return nil
+}
+
+// RenderAlerts writes a table for people: severity, state, name, what it is
+// about, and the one-line summary.
+func RenderAlerts(w io.Writer, alerts []alert.Alert) error {
+	if len(alerts) == 0 {
+		_, err := fmt.Fprintln(w, "no alerts")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEVERITY\tSTATE\tALERT\tON\tSUMMARY")
+	for _, a := range sorted(alerts) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Severity, a.State, a.Name, about(a.Labels), a.Summary)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write alerts: %w", err)
+	}
+	return nil
+}
+
+// about is the labels that say what an alert is about, without the
+// ones every alert has.
+func about(l map[string]string) string {
+	var parts []string
+	for k, v := range l {
+		if k == "alertname" || v == "" {
+			continue
+		}
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+func sorted(alerts []alert.Alert) []alert.Alert {
+	out := append([]alert.Alert(nil), alerts...)
+	sort.SliceStable(out, func(i, j int) bool { return lessAlert(&out[i], &out[j]) })
+	return out
+}

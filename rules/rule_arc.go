@@ -1,0 +1,38 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// nameARCThrottle: memory_throttle_count rose — the ARC could not free
+// memory fast enough and ZFS throttled writes. The alert holds for
+// rules.arc.throttle_hold after the last throttle (readings come every
+// minute; a flapping alert would help nobody).
+func ruleARCThrottle(c *evalCtx) {
+	at := c.h.ARCThrottleAt
+	if !c.cfg.ARC.Throttle || at == nil || c.now.Sub(*at) >= c.cfg.ARC.ThrottleHold.D() {
+		return
+	}
+	c.emit(cond{name: nameARCThrottle, severity: alert.Warning,
+		labels:   map[string]string{},
+		summary:  "ZFS is throttling writes: the ARC is short of memory",
+		desc:     "arcstats memory_throttle_count rose: the system runs low on memory and ZFS slows writes. Check what uses memory, or cap zfs_arc_max below what applications need.",
+		evidence: map[string]string{"last_throttle": at.UTC().Format("2006-01-02T15:04:05Z")}})
+}
+
+// nameARCHitRatio: optional (rules.arc.min_hit_ratio). A low hit ratio is a
+// performance finding, not a data risk: warning, after a long `for`.
+func ruleARCHitRatio(c *evalCtx, a *zfs.ARC) {
+	min := c.cfg.ARC.MinHitRatio
+	if min <= 0 || a.HitRatio == nil || *a.HitRatio >= min {
+		return
+	}
+	c.emit(cond{name: nameARCHitRatio, severity: alert.Warning,
+		labels:   map[string]string{},
+		summary:  fmt.Sprintf("ARC hit ratio %.0f%% is below %.0f%%", *a.HitRatio*100, min*100),
+		desc:     fmt.Sprintf("Only %.0f%% of reads were served from the ARC (size %s of target %s). More RAM or an L2ARC may help.", *a.HitRatio*100, bytesText(a.SizeBytes), bytesText(a.TargetBytes)),
+		evidence: map[string]string{"hit_ratio": fmt.Sprintf("%.3f", *a.HitRatio)}})
+}

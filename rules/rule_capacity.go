@@ -1,0 +1,83 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// namePoolCapacity: pools slow down and fragment past 80 % and can wedge
+// near 100 % (even deletes need space). Levels come from
+// rules.capacity.warning/critical; a level, once reached, holds until the
+// pool drops rules.capacity.hysteresis points below it, so a pool hovering
+// at 80 % does not page every few minutes.
+func rulePoolCapacity(c *evalCtx, p *zfs.PoolList) {
+	cfg := c.cfg.Capacity
+	labels := map[string]string{"pool": p.Name}
+	prev := c.previous(namePoolCapacity, labels)
+	pct := p.CapacityPct
+	var sev alert.Severity
+	switch {
+	case pct >= cfg.Critical:
+		sev = alert.Critical
+	case prev != nil && prev.A.Severity == alert.Critical && pct >= cfg.Critical-cfg.Hysteresis:
+		sev = alert.Critical
+	case pct >= cfg.Warning:
+		sev = alert.Warning
+	case prev != nil && pct >= cfg.Warning-cfg.Hysteresis:
+		sev = alert.Warning
+	default:
+		return
+	}
+	ev := map[string]string{"capacity_percent": fmt.Sprintf("%.0f", pct)}
+	if p.SizeBytes > 0 {
+		ev["size_bytes"], ev["free_bytes"] = itoa(p.SizeBytes), itoa(p.FreeBytes)
+	}
+	c.emit(cond{name: namePoolCapacity, severity: sev, pool: p.Name, labels: labels,
+		summary: fmt.Sprintf("pool %s is %.0f%% full", p.Name, pct),
+		desc: fmt.Sprintf("Pool %s is %.0f%% full (%s free). ZFS slows down past 80%% and can wedge near 100%%; free space or add a vdev. Snapshots hold space: check `zfs list -t snapshot -o name,used -s used`.",
+			p.Name, pct, bytesText(p.FreeBytes)),
+		evidence: ev})
+}
+
+// nameDatasetQuota: a dataset near its quota or refquota fails writes just
+// like a full pool, but only for its users. Fullness is 1 − avail/limit, as
+// avail already accounts for both quota kinds.
+func ruleDatasetQuota(c *evalCtx, d *zfs.Dataset) {
+	limit := d.QuotaBytes
+	if limit == 0 || (d.RefquotaBytes > 0 && d.RefquotaBytes < limit) {
+		limit = d.RefquotaBytes
+	}
+	if limit == 0 {
+		return
+	}
+	avail := d.AvailBytes
+	if avail > limit {
+		avail = limit
+	}
+	pct := 100 * (1 - float64(avail)/float64(limit))
+	cfg := c.cfg.Capacity
+	var sev alert.Severity
+	switch {
+	case pct >= cfg.QuotaCritical:
+		sev = alert.Critical
+	case pct >= cfg.QuotaWarning:
+		sev = alert.Warning
+	default:
+		return
+	}
+	pool := d.Name
+	for i := 0; i < len(pool); i++ {
+		if pool[i] == '/' {
+			pool = pool[:i]
+			break
+		}
+	}
+	c.emit(cond{name: nameDatasetQuota, severity: sev, pool: pool,
+		labels:  map[string]string{"pool": pool, "dataset": d.Name},
+		summary: fmt.Sprintf("dataset %s is %.0f%% of its quota", d.Name, pct),
+		desc: fmt.Sprintf("%s has %s left of its %s quota; writes will fail when it runs out. Raise it with `zfs set quota=` or free space.",
+			d.Name, bytesText(avail), bytesText(limit)),
+		evidence: map[string]string{"used_bytes": itoa(d.UsedBytes), "avail_bytes": itoa(d.AvailBytes), "limit_bytes": itoa(limit)}})
+}

@@ -1,0 +1,50 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// maxFiles bounds the files an alert lists: a person needs the first ones
+// and the count, and an alert must stay small enough for any channel.
+const maxFiles = 50
+
+// namePoolDataErrors: permanent errors — data ZFS could not repair. Critical,
+// and sent again whenever the count grows.
+func rulePoolDataErrors(c *evalCtx, p *zfs.Pool) {
+	n := p.DataErrors.Count
+	if n < len(p.DataErrors.Files) {
+		n = len(p.DataErrors.Files)
+	}
+	if n <= 0 {
+		return
+	}
+	files := p.DataErrors.Files
+	more := ""
+	if len(files) > maxFiles {
+		more = fmt.Sprintf("\n... and %d more (zpool status -v %s)", len(files)-maxFiles, p.Name)
+		files = files[:maxFiles]
+	}
+	desc := fmt.Sprintf("ZFS found %d data error(s) it could not repair in pool %s. Restore the affected files from backup, then run a scrub.", n, p.Name)
+	if len(files) > 0 {
+		desc += "\nAffected files:\n  " + strings.Join(files, "\n  ") + more
+	} else {
+		desc += fmt.Sprintf(" Run `zpool status -v %s` to list the affected files.", p.Name)
+	}
+	ev := map[string]string{"count": fmt.Sprint(n)}
+	if len(files) > 0 {
+		ev["files"] = strings.Join(files, "\n")
+	}
+	summary := fmt.Sprintf("pool %s has %d permanent data error(s)", p.Name, n)
+	if len(files) == 1 {
+		summary += ": " + files[0]
+	}
+	c.emit(cond{
+		name: namePoolDataErrors, severity: alert.Critical, pool: p.Name, news: uint64(n),
+		labels:  map[string]string{"pool": p.Name},
+		summary: summary, desc: desc, evidence: ev,
+	})
+}

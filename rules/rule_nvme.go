@@ -1,0 +1,93 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/smart"
+)
+
+// nvmeWarningBits decodes the NVMe critical_warning byte (NVMe base spec,
+// SMART / Health Information log, byte 0).
+func nvmeWarningBits(v uint64) []string {
+	names := [...]string{
+		"available spare below threshold",
+		"temperature outside limits",
+		"reliability degraded by media or internal errors",
+		"media placed in read-only mode",
+		"volatile memory backup failed",
+		"persistent memory region read-only",
+	}
+	var out []string
+	for i, n := range names {
+		if v&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	if v>>len(names) != 0 {
+		out = append(out, fmt.Sprintf("unknown bits 0x%x", v>>len(names)<<len(names)))
+	}
+	return out
+}
+
+// nameNVMe: the NVMe health log. A set critical-warning bit is the drive
+// asking for replacement (critical); media errors are unrecovered data
+// integrity errors, sent again on every increase; available spare nearing
+// its threshold and endurance used past rules.smart.nvme_used_warning warn
+// of the end of the drive's life.
+func ruleNVMe(c *evalCtx, r *smart.Report) {
+	n := r.NVMe
+	if n == nil {
+		return
+	}
+	where := smartWhere(c, r)
+	labels := func() map[string]string { return map[string]string{"disk": diskLabel(r)} }
+	if n.CriticalWarning != 0 {
+		bits := nvmeWarningBits(n.CriticalWarning)
+		ev := smartEvidence(r)
+		ev["critical_warning"] = fmt.Sprintf("0x%02x", n.CriticalWarning)
+		c.emit(cond{name: nameNVMeCriticalWarning, severity: alert.Critical, news: n.CriticalWarning,
+			labels:   labels(),
+			summary:  fmt.Sprintf("%s: NVMe critical warning: %s", where, strings.Join(bits, ", ")),
+			desc:     fmt.Sprintf("%s %s raised critical warning 0x%02x: %s.", r.Model, diskLabel(r), n.CriticalWarning, strings.Join(bits, "; ")),
+			evidence: ev, repl: smartRepl(c, r)})
+	}
+	if sev := level(n.MediaErrors, c.cfg.Smart.MediaErrors); sev != "" {
+		ev := smartEvidence(r)
+		ev["media_errors"] = itoa(n.MediaErrors)
+		c.emit(cond{name: nameNVMeMediaErrors, severity: sev, news: n.MediaErrors,
+			labels:   labels(),
+			summary:  fmt.Sprintf("%s: %d NVMe media errors", where, n.MediaErrors),
+			desc:     fmt.Sprintf("%s %s reports %d unrecovered media/data integrity errors.", r.Model, diskLabel(r), n.MediaErrors),
+			evidence: ev, repl: smartRepl(c, r)})
+	}
+	spareThr := n.AvailableSpareThreshold
+	if n.AvailableSpare < 100 || spareThr > 0 {
+		var sev alert.Severity
+		switch {
+		case spareThr > 0 && n.AvailableSpare <= spareThr:
+			sev = alert.Critical
+		case int(n.AvailableSpare) <= c.cfg.Smart.NVMeSpareWarning:
+			sev = alert.Warning
+		}
+		if sev != "" {
+			ev := smartEvidence(r)
+			ev["available_spare"], ev["available_spare_threshold"] = itoa(n.AvailableSpare), itoa(spareThr)
+			c.emit(cond{name: nameNVMeSpare, severity: sev,
+				labels:   labels(),
+				summary:  fmt.Sprintf("%s: NVMe spare at %d%%", where, n.AvailableSpare),
+				desc:     fmt.Sprintf("%s %s has %d%% of its spare blocks left (drive threshold %d%%).", r.Model, diskLabel(r), n.AvailableSpare, spareThr),
+				evidence: ev, repl: smartRepl(c, r)})
+		}
+	}
+	if int(n.PercentageUsed) >= c.cfg.Smart.NVMeUsedWarning {
+		ev := smartEvidence(r)
+		ev["percentage_used"] = itoa(n.PercentageUsed)
+		c.emit(cond{name: nameNVMeWearout, severity: alert.Warning,
+			labels:   labels(),
+			summary:  fmt.Sprintf("%s: %d%% of rated endurance used", where, n.PercentageUsed),
+			desc:     fmt.Sprintf("%s %s has used %d%% of its rated write endurance. Plan its replacement.", r.Model, diskLabel(r), n.PercentageUsed),
+			evidence: ev})
+	}
+}

@@ -1,0 +1,122 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// namePoolState: a pool that is not ONLINE. DEGRADED still serves every
+// block (warning; the redundancy rule says how close to the edge it is);
+// FAULTED, UNAVAIL and SUSPENDED pools have stopped serving data (critical),
+// and their alert carries the devices that took them down, so those devices
+// do not page one by one (see inhibit).
+func rulePoolState(c *evalCtx, p *zfs.Pool) {
+	if p.State == zfs.StateOnline || p.State == "" {
+		return
+	}
+	sev := alert.Critical
+	if p.State == zfs.StateDegraded {
+		sev = alert.Warning
+	}
+	bad := badLeaves(p)
+	summary := fmt.Sprintf("pool %s is %s", p.Name, p.State)
+	if len(bad) > 0 {
+		summary += ": " + strings.Join(bad, ", ")
+	}
+	c.emit(cond{
+		name: namePoolState, severity: sev, pool: p.Name,
+		labels:   map[string]string{"pool": p.Name, "state": p.State},
+		summary:  summary,
+		desc:     poolText(p),
+		evidence: poolEvidence(p),
+	})
+}
+
+// namePoolStatusMessage: zpool prints status/see lines while ONLINE for
+// errors it already corrected (ZFS-8000-9P) or for a pool that is merely
+// behind on features. The first is worth a look; the second is information.
+func rulePoolStatusMessage(c *evalCtx, p *zfs.Pool) {
+	if p.State != zfs.StateOnline || (p.MsgID == "" && strings.TrimSpace(p.Status) == "") {
+		return
+	}
+	sev := alert.Warning
+	low := strings.ToLower(p.Status)
+	if p.MsgID == "" && (strings.Contains(low, "feature") || strings.Contains(low, "upgrade") || strings.Contains(low, "legacy on-disk format")) {
+		sev = alert.Info
+	}
+	id := p.MsgID
+	if id == "" {
+		id = "status"
+	}
+	first := strings.TrimSpace(p.Status)
+	if i := strings.Index(first, "."); i > 0 {
+		first = first[:i+1]
+	}
+	c.emit(cond{
+		name: namePoolStatusMessage, severity: sev, pool: p.Name,
+		labels:   map[string]string{"pool": p.Name, "msgid": id},
+		summary:  fmt.Sprintf("pool %s: %s", p.Name, oneLine(first)),
+		desc:     poolText(p),
+		evidence: poolEvidence(p),
+	})
+}
+
+// badLeaves names the leaves that are not ONLINE (spares aside), "sdc UNAVAIL".
+func badLeaves(p *zfs.Pool) []string {
+	var out []string
+	for _, cv := range p.AllVdevs() {
+		if cv.Class == "spares" {
+			continue
+		}
+		for _, l := range cv.Vdev.Leaves() {
+			if l.State != zfs.StateOnline && l.Type != zfs.VdevDSpare {
+				out = append(out, vdevID(l)+" "+l.State)
+			}
+		}
+	}
+	return out
+}
+
+func poolText(p *zfs.Pool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pool %s state %s", p.Name, p.State)
+	if s := strings.TrimSpace(p.Status); s != "" {
+		fmt.Fprintf(&b, "\nstatus: %s", oneLine(s))
+	}
+	if s := strings.TrimSpace(p.Action); s != "" {
+		fmt.Fprintf(&b, "\naction: %s", oneLine(s))
+	}
+	if p.MsgID != "" {
+		fmt.Fprintf(&b, "\nsee: https://openzfs.github.io/openzfs-docs/msg/%s", p.MsgID)
+	}
+	return b.String()
+}
+
+func poolEvidence(p *zfs.Pool) map[string]string {
+	ev := map[string]string{"pool_state": p.State}
+	if p.MsgID != "" {
+		ev["msgid"] = p.MsgID
+	}
+	if bad := badLeaves(p); len(bad) > 0 {
+		ev["devices"] = strings.Join(bad, ", ")
+	}
+	if p.Scan.Text != "" {
+		ev["scan"] = oneLine(p.Scan.Text)
+	}
+	return ev
+}
+
+// oneLine folds the continuation lines zpool wraps text into.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// vdevID names a leaf stably: a device that went missing is shown by GUID
+// with "was /dev/gpt/usb2", and should stay the same alert as "gpt/usb2".
+func vdevID(v *zfs.Vdev) string {
+	if v.Was != "" {
+		return strings.TrimPrefix(v.Was, "/dev/")
+	}
+	return strings.TrimPrefix(v.Name, "/dev/")
+}

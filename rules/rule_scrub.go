@@ -1,0 +1,104 @@
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// nameScrub: scrubs are how ZFS finds silent corruption while the redundancy
+// to repair it still exists. Four conditions:
+//   - ScrubNever: no scrub on record (a new pool gets rules.for 24h of grace);
+//   - ScrubOverdue: the last scrub ended longer ago than rules.scrub.max_age;
+//   - ScrubErrors: the last scrub found errors it could not repair
+//     (critical) or repaired bytes (warning: a disk returned bad data);
+//   - ScrubPaused: paused longer than rules.scrub.paused_max.
+//
+// The last scrub's end is kept in the state, because after a resilver
+// zpool status only shows the resilver.
+func ruleScrub(c *evalCtx, p *zfs.Pool) {
+	s := &p.Scan
+	hist := c.h.Scrubs[p.Name]
+	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStateFinished && s.End != nil {
+		if hist == nil || hist.LastEnd == nil || !hist.LastEnd.Equal(*s.End) {
+			end := *s.End
+			hist = &scrubHistory{LastEnd: &end, LastErrors: s.Errors, LastRepaired: s.RepairedBytes}
+			c.h.Scrubs[p.Name] = hist
+			c.h.dirty = true
+		}
+	}
+	labels := map[string]string{"pool": p.Name}
+	scrubbing := s.Function == zfs.ScanScrub && (s.State == zfs.ScanStateScanning || s.State == zfs.ScanStatePaused)
+
+	if (s.Function == "" || s.Function == zfs.ScanNone) && (hist == nil || hist.LastEnd == nil) {
+		c.emit(cond{name: nameScrubNever, severity: alert.Warning, pool: p.Name, labels: labels,
+			summary: fmt.Sprintf("pool %s has never been scrubbed", p.Name),
+			desc:    fmt.Sprintf("Start one with `zpool scrub %s` and schedule it monthly (most distributions ship a timer).", p.Name)})
+	}
+
+	if hist != nil && hist.LastEnd != nil && !scrubbing {
+		if age := c.now.Sub(*hist.LastEnd); age > c.cfg.Scrub.MaxAge.D() {
+			days := int(age / (24 * time.Hour))
+			c.emit(cond{name: nameScrubOverdue, severity: alert.Warning, pool: p.Name, labels: labels,
+				summary:  fmt.Sprintf("pool %s was last scrubbed %d days ago", p.Name, days),
+				desc:     fmt.Sprintf("The last scrub of %s ended %s; zwatch expects one at least every %s. Run `zpool scrub %s` and check the scrub timer.", p.Name, hist.LastEnd.UTC().Format(time.RFC3339), fmtDur(c.cfg.Scrub.MaxAge.D()), p.Name),
+				evidence: map[string]string{"last_scrub_end": hist.LastEnd.UTC().Format(time.RFC3339)}})
+		}
+	}
+
+	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStateFinished && (s.Errors > 0 || s.RepairedBytes > 0) {
+		var news uint64
+		if s.End != nil {
+			news = uint64(s.End.Unix())
+		}
+		ev := map[string]string{"errors": itoa(s.Errors), "repaired_bytes": itoa(s.RepairedBytes)}
+		if s.Text != "" {
+			ev["scan"] = oneLine(s.Text)
+		}
+		if s.Errors > 0 {
+			c.emit(cond{name: nameScrubErrors, severity: alert.Critical, pool: p.Name, labels: labels, news: news,
+				summary:  fmt.Sprintf("scrub of %s ended with %d error(s)", p.Name, s.Errors),
+				desc:     fmt.Sprintf("The last scrub of %s could not repair %d error(s): see `zpool status -v %s` for affected files and the devices' error counters.", p.Name, s.Errors, p.Name),
+				evidence: ev})
+		} else {
+			c.emit(cond{name: nameScrubErrors, severity: alert.Warning, pool: p.Name, labels: labels, news: news,
+				summary:  fmt.Sprintf("scrub of %s repaired %s", p.Name, bytesText(s.RepairedBytes)),
+				desc:     fmt.Sprintf("The last scrub of %s found and repaired bad data: a device returned wrong blocks. Check which device's CKSUM counter rose and its SMART data.", p.Name),
+				evidence: ev})
+		}
+	}
+
+	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStatePaused && s.PausedSince != nil {
+		if d := c.now.Sub(*s.PausedSince); d > c.cfg.Scrub.PausedMax.D() {
+			c.emit(cond{name: nameScrubPaused, severity: alert.Warning, pool: p.Name, labels: labels,
+				summary: fmt.Sprintf("scrub of %s paused for %s", p.Name, fmtDur(d)),
+				desc:    fmt.Sprintf("A paused scrub protects nothing. Resume it with `zpool scrub %s`.", p.Name)})
+		}
+	}
+}
+
+// fmtDur prints 3d, 8h0m0s — days when whole.
+func fmtDur(d time.Duration) string {
+	if d >= 24*time.Hour {
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+	if d < time.Minute {
+		return d.Truncate(time.Second).String()
+	}
+	return d.Truncate(time.Minute).String()
+}
+
+func bytesText(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%dB", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}

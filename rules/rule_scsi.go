@@ -1,0 +1,33 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/zwatch/zwatch/smart"
+)
+
+// nameSCSIDefects: SAS/SCSI disks have no ATA attributes; their grown
+// defect list (sectors remapped since manufacture) plays the part of 5.
+// Uncorrected read/write/verify errors are shown as evidence.
+func ruleSCSIDefects(c *evalCtx, r *smart.Report) {
+	if r.SCSI == nil || r.SCSI.GrownDefects == nil {
+		return
+	}
+	v := *r.SCSI.GrownDefects
+	sev := level(v, c.cfg.Smart.GrownDefects)
+	if sev == "" {
+		return
+	}
+	ev := smartEvidence(r)
+	ev["grown_defects"] = itoa(v)
+	for k, p := range map[string]*uint64{"read_uncorrected": r.SCSI.ReadUncorrected, "write_uncorrected": r.SCSI.WriteUncorrected, "verify_uncorrected": r.SCSI.VerifyUncorrected} {
+		if p != nil {
+			ev[k] = itoa(*p)
+		}
+	}
+	c.emit(cond{name: nameSCSIGrownDefects, severity: sev, news: v,
+		labels:   map[string]string{"disk": diskLabel(r)},
+		summary:  fmt.Sprintf("%s: %d grown defects", smartWhere(c, r), v),
+		desc:     fmt.Sprintf("The grown defect list of %s %s holds %d sectors. A growing list means the surface is failing.", r.Model, diskLabel(r), v),
+		evidence: ev, repl: smartRepl(c, r)})
+}

@@ -1,0 +1,60 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/smart"
+)
+
+// smartCounter is one ATA counter attribute and how people call it.
+type smartCounter struct {
+	id    int
+	what  string // "reallocated sectors"
+	limit func(*config.SmartRules) config.AttrLimits
+}
+
+// smartCounters: the five attributes Backblaze found most predictive of
+// failure. Any non-zero raw value raises the annualised failure rate many
+// times, so the default warning is 1; critical levels are where failure
+// becomes likely within months.
+func smartCounters() []smartCounter {
+	return []smartCounter{
+		{5, "reallocated sectors", func(s *config.SmartRules) config.AttrLimits { return s.Reallocated }},
+		{187, "reported uncorrectable errors", func(s *config.SmartRules) config.AttrLimits { return s.ReportedUncorrect }},
+		{188, "command timeouts", func(s *config.SmartRules) config.AttrLimits { return s.CommandTimeout }},
+		{197, "pending sectors", func(s *config.SmartRules) config.AttrLimits { return s.Pending }},
+		{198, "offline uncorrectable sectors", func(s *config.SmartRules) config.AttrLimits { return s.OfflineUncorrect }},
+	}
+}
+
+// nameSmartAttributes: a counter at or above its level. The alert carries
+// the raw value as news, so every increase is sent again; a steady value is
+// only repeated on the repeat interval. Per-disk or per-model overrides
+// silence or re-threshold a vendor's bogus counter.
+func ruleSmartAttributes(c *evalCtx, r *smart.Report) {
+	for _, sc := range smartCounters() {
+		a := attr(r, sc.id)
+		if a == nil {
+			continue
+		}
+		l, ignore := limits(c.cfg, r, sc.id, sc.limit(&c.cfg.Smart))
+		if ignore {
+			continue
+		}
+		v := rawCount(a)
+		sev := level(v, l)
+		if sev == "" {
+			continue
+		}
+		ev := smartEvidence(r)
+		ev["attribute"] = fmt.Sprintf("%d %s", a.ID, a.Name)
+		ev["raw"] = itoa(v)
+		c.emit(cond{name: nameSmartAttribute, severity: sev, news: v,
+			labels:  map[string]string{"disk": diskLabel(r), "attribute": fmt.Sprint(sc.id)},
+			summary: fmt.Sprintf("%s: %d %s", smartWhere(c, r), v, sc.what),
+			desc: fmt.Sprintf("SMART attribute %d (%s) of %s %s is %d (warning at %d, critical at %d). Drives with growing counts here fail far more often: make sure the data has redundancy and plan a replacement.",
+				a.ID, a.Name, r.Model, diskLabel(r), v, l.Warning, l.Critical),
+			evidence: ev, repl: smartRepl(c, r)})
+	}
+}

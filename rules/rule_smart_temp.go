@@ -1,0 +1,64 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/smart"
+)
+
+// nameSmartTemperature: a disk hotter than its limits. The drive's own
+// thresholds win where it reports them (NVMe WCTEMP/CCTEMP, SCT limits, SCSI
+// drive trip); otherwise rules.smart.{hdd,ssd}_temp_*; an override for
+// attribute 194 beats both. A failed fan shows here before anything else.
+func ruleSmartTemperature(c *evalCtx, r *smart.Report) {
+	if r.TemperatureC == nil || r.InStandby {
+		return
+	}
+	t := *r.TemperatureC
+	warn, crit := c.cfg.Smart.HDDTempWarning, c.cfg.Smart.HDDTempCritical
+	kind := "HDD"
+	if (r.RotationRPM != nil && *r.RotationRPM == 0) || r.Transport == disk.TransportNVMe || r.NVMe != nil {
+		warn, crit, kind = c.cfg.Smart.SSDTempWarning, c.cfg.Smart.SSDTempCritical, "SSD"
+	}
+	src := "configured " + kind + " limits"
+	if r.TempWarnC != nil && *r.TempWarnC > 0 {
+		warn, src = *r.TempWarnC, "the drive's own limits"
+	}
+	if r.TempCritC != nil && *r.TempCritC > 0 {
+		crit, src = *r.TempCritC, "the drive's own limits"
+	}
+	if crit <= warn {
+		crit = warn + 5
+	}
+	if o := override(c.cfg, r, 194); o != nil {
+		if o.Ignore {
+			return
+		}
+		if o.Warning != nil {
+			warn = int(*o.Warning)
+		}
+		if o.Critical != nil {
+			crit = int(*o.Critical)
+		}
+		src = "an override"
+	}
+	var sev alert.Severity
+	switch {
+	case t >= crit:
+		sev = alert.Critical
+	case t >= warn:
+		sev = alert.Warning
+	default:
+		return
+	}
+	ev := smartEvidence(r)
+	ev["temperature_c"] = fmt.Sprint(t)
+	c.emit(cond{name: nameSmartTemperature, severity: sev,
+		labels:  map[string]string{"disk": diskLabel(r)},
+		summary: fmt.Sprintf("%s is at %d °C", smartWhere(c, r), t),
+		desc: fmt.Sprintf("%s %s is at %d °C (warning %d, critical %d, from %s). Check fans, airflow and dust filters.",
+			r.Model, diskLabel(r), t, warn, crit, src),
+		evidence: ev})
+}

@@ -1,0 +1,138 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// countErrors updates the remembered READ/WRITE/CKSUM counters of leaf l and
+// returns the increase since the last observation. Counters only fall when
+// `zpool clear` (or an export) reset them: that is no increase, though what
+// the counter shows after the reset is new. A vdev seen for the first time
+// has its counters counted in full: nobody has been told about them.
+func countErrors(h *hostState, key string, l *zfs.Vdev, now time.Time) (inc uint64, vc *vdevCounters) {
+	vc = h.Counters[key]
+	if vc == nil {
+		vc = &vdevCounters{}
+		h.Counters[key] = vc
+	}
+	step := func(prev, cur uint64) uint64 {
+		if cur >= prev {
+			return cur - prev
+		}
+		return cur
+	}
+	inc = step(vc.Read, l.ReadErrors) + step(vc.Write, l.WriteErrors) + step(vc.Cksum, l.ChecksumErrors)
+	if inc > 0 || !vc.seen || vc.Read != l.ReadErrors || vc.Write != l.WriteErrors || vc.Cksum != l.ChecksumErrors {
+		h.dirty = true
+	}
+	vc.Read, vc.Write, vc.Cksum, vc.seen = l.ReadErrors, l.WriteErrors, l.ChecksumErrors, true
+	if inc > 0 {
+		vc.Total += inc
+		vc.LastIncrease = now
+		vc.Recent = append(vc.Recent, rateEntry{T: now.Unix(), N: inc})
+		if len(vc.Recent) > maxRateEntries {
+			vc.Recent = vc.Recent[len(vc.Recent)-maxRateEntries:]
+		}
+	}
+	return inc, vc
+}
+
+// nameVdevErrors: READ/WRITE/CKSUM counters of a device went up. The alert
+// stays while the counters are not cleared and the last increase is younger
+// than rules.errors.hold; each further increase sends it again. Alongside,
+// VdevErrorRate mirrors ZED's diagnosis engine: rules.errors.rate_count
+// errors within rules.errors.rate_window on one device is critical.
+func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
+	present := map[string]bool{}
+	for _, cv := range p.AllVdevs() {
+		for _, l := range cv.Vdev.Leaves() {
+			if l.Type == zfs.VdevDSpare {
+				continue
+			}
+			key := p.Name + "/" + vdevID(l)
+			present[key] = true
+			_, vc := countErrors(c.h, key, l, c.now)
+			cur := l.ReadErrors + l.WriteErrors + l.ChecksumErrors
+			if vc.Total == 0 || cur == 0 {
+				continue
+			}
+			serial := c.h.serialOf(l)
+			repl := replacementFor(c, p, cv.Vdev, l, serial)
+			if left, _, ok := margin(cv.Vdev); ok {
+				repl.Margin = &left
+			}
+			labels := map[string]string{"pool": p.Name, "vdev": vdevID(l)}
+			what := diskName(vdevID(l), serial)
+			ev := map[string]string{
+				"read": itoa(l.ReadErrors), "write": itoa(l.WriteErrors), "cksum": itoa(l.ChecksumErrors),
+				"top_vdev": cv.Vdev.Name, "state": l.State,
+			}
+			if l.ErrorsApproximate {
+				ev["approximate"] = "true"
+			}
+			if c.now.Sub(vc.LastIncrease) < c.cfg.Errors.Hold.D() {
+				c.emit(cond{
+					name: nameVdevErrors, severity: alert.Warning, pool: p.Name, serial: serial, news: vc.Total,
+					labels:  labels,
+					summary: fmt.Sprintf("%s in %s/%s: %s", what, p.Name, cv.Vdev.Name, errorText(l)),
+					desc: fmt.Sprintf("The error counters of %s rose (%d new since zwatch started watching it). Checksum errors mean bad data came back; read/write errors mean I/O failed. Check the disk's SMART data and cabling; `zpool clear %s` once fixed.",
+						vdevID(l), vc.Total, p.Name),
+					evidence: ev, repl: repl,
+				})
+			}
+			if n := recentErrors(vc, c.now, c.cfg.Errors.RateWindow.D()); n >= uint64(c.cfg.Errors.RateCount) {
+				c.emit(cond{
+					name: nameVdevErrorRate, severity: alert.Critical, pool: p.Name, serial: serial, news: vc.Total,
+					labels:  labels,
+					summary: fmt.Sprintf("%s in %s/%s: %d errors in %s", what, p.Name, cv.Vdev.Name, n, c.cfg.Errors.RateWindow.D()),
+					desc: fmt.Sprintf("%d I/O or checksum errors within %s on %s: at this rate ZFS's diagnosis engine faults a device. Prepare a replacement.",
+						n, c.cfg.Errors.RateWindow.D(), vdevID(l)),
+					evidence: ev, repl: repl,
+				})
+			}
+		}
+	}
+	// Forget the counters of devices that left this pool.
+	prefix := p.Name + "/"
+	for k := range c.h.Counters {
+		if strings.HasPrefix(k, prefix) && !present[k] {
+			delete(c.h.Counters, k)
+			c.h.dirty = true
+		}
+	}
+}
+
+// recentErrors sums the increases within window before now.
+func recentErrors(vc *vdevCounters, now time.Time, window time.Duration) uint64 {
+	from := now.Add(-window).Unix()
+	var n uint64
+	for _, r := range vc.Recent {
+		if r.T > from {
+			n += r.N
+		}
+	}
+	return n
+}
+
+// errorText is "3 checksum errors", "1 read and 2 write errors".
+func errorText(l *zfs.Vdev) string {
+	var parts []string
+	add := func(n uint64, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(l.ReadErrors, "read")
+	add(l.WriteErrors, "write")
+	add(l.ChecksumErrors, "checksum")
+	s := strings.Join(parts, " and ")
+	if l.ReadErrors+l.WriteErrors+l.ChecksumErrors == 1 {
+		return s + " error"
+	}
+	return s + " errors"
+}

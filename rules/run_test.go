@@ -1,0 +1,101 @@
+package rules
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+)
+
+// End to end through a real embedded NATS: a fact published on the facts
+// subject comes out as a notification on ZWATCH_ALERTS, and `zwatch alerts`
+// (Active) reads the firing alert from the state bucket.
+func TestRunEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, bus.Options{StateDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	msg, err := bus.Wrap(bus.KindZpoolStatus, testHost, "zpool_status", time.Now(),
+		collectors.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, bus.Subject(testHost, bus.KindZpoolStatus), msg); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := config.DefaultRules()
+	cfg.GroupWait = 0
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, b, cfg, nil) }()
+
+	cons, err := b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cons.Next(jetstream.FetchMaxWait(15 * time.Second))
+	if err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	if m.Subject() != "zwatch.v1.nas1.alert" || m.Headers().Get(jetstream.MsgIDHeader) == "" {
+		t.Errorf("subject %s headers %v", m.Subject(), m.Headers())
+	}
+	var env bus.Envelope
+	var n alert.Notification
+	if env, err = bus.Decode(m.Data(), "notification", &n); err != nil {
+		t.Fatal(err)
+	}
+	if env.Schema != bus.SchemaNotification || n.Status != alert.Firing || len(n.Alerts) != 3 || n.ID != m.Headers().Get(jetstream.MsgIDHeader) {
+		raw, _ := json.MarshalIndent(n, "", " ")
+		t.Fatalf("notification:\n%s", raw)
+	}
+
+	// The fact was acked once its state was saved.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := b.JS.Consumer(ctx, bus.StreamFacts, ConsumerName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fact not acked: %+v", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	as, err := Active(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 3 {
+		t.Fatalf("active alerts: %d, want 3: %+v", len(as), as)
+	}
+	for _, a := range as {
+		if a.State != alert.Firing {
+			t.Errorf("%s is %s", a.Name, a.State)
+		}
+	}
+}

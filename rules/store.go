@@ -1,0 +1,123 @@
+package rules
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
+)
+
+// keyPrefix names the rule engine's keys in bus.StateBucket: one key per
+// host, "rules.host.<host token>", holding that host's hostState as JSON.
+const keyPrefix = "rules.host."
+
+func stateKey(host string) string { return keyPrefix + bus.Token(host) }
+
+// ErrStateConflict means another engine changed a host's state since this
+// one read it (several servers share the "rules" consumer). The caller
+// reloads and processes the message again.
+var ErrStateConflict = errors.New("rule state changed by another engine")
+
+// Load reads every host's state from kv, replacing what the engine holds.
+func (e *Engine) Load(ctx context.Context, kv jetstream.KeyValue) error {
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("list rule state keys: %w", err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if strings.HasPrefix(k, keyPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		h, err := loadHost(ctx, kv, k)
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			continue
+		}
+		if old := e.hosts[h.Host]; old != nil {
+			// Keep the in-memory facts; the persisted state wins.
+			h.pools, h.capacity, h.smart = old.pools, old.capacity, old.smart
+		}
+		e.hosts[h.Host] = h
+	}
+	return nil
+}
+
+func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostState, error) {
+	ent, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read rule state %s: %w", key, err)
+	}
+	var h hostState
+	if err := json.Unmarshal(ent.Value(), &h); err != nil || h.Version != stateVersion || h.Host == "" {
+		// An unreadable or older state is dropped: alerts may re-fire
+		// once, which beats misreading what was sent.
+		return nil, nil
+	}
+	h.fixMaps()
+	h.rev = ent.Revision()
+	return &h, nil
+}
+
+// Save writes the state of every host changed since the last Save, with
+// optimistic concurrency on the key's revision.
+func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
+	for _, name := range e.hostNames() {
+		h := e.hosts[name]
+		if !h.dirty {
+			continue
+		}
+		data, err := json.Marshal(h)
+		if err != nil {
+			return fmt.Errorf("encode rule state of %s: %w", name, err)
+		}
+		var rev uint64
+		if h.rev == 0 {
+			rev, err = kv.Create(ctx, stateKey(name), data)
+		} else {
+			rev, err = kv.Update(ctx, stateKey(name), data, h.rev)
+		}
+		if err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence") {
+				return fmt.Errorf("save rule state of %s: %w", name, ErrStateConflict)
+			}
+			return fmt.Errorf("save rule state of %s: %w", name, err)
+		}
+		h.rev, h.dirty = rev, false
+	}
+	return nil
+}
+
+// Active reads the current alerts — pending and firing, inhibited ones
+// included — of every host from the state bucket, for `zwatch alerts`.
+func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
+	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open state bucket %s: %w", bus.StateBucket, err)
+	}
+	e := NewEngine(config.DefaultRules(), nil)
+	if err := e.Load(ctx, kv); err != nil {
+		return nil, err
+	}
+	var out []alert.Alert
+	for _, a := range e.Alerts("") {
+		if a.State != alert.Resolved {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
