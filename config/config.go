@@ -175,6 +175,9 @@ func Parse(r io.Reader) (*Loaded, error) {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
+	if strings.TrimSpace(cfg.Host) == "" {
+		cfg.Host, _ = os.Hostname()
+	}
 	var errs Errors
 	cfg.validate(&errs)
 	if len(errs) > 0 {
@@ -218,7 +221,7 @@ func (es *Errors) add(path string, value any, format string, args ...any) {
 
 func (c *Config) validate(errs *Errors) {
 	if strings.TrimSpace(c.Host) == "" {
-		errs.add("host", c.Host, "empty: set the name this machine has on the bus")
+		errs.add("host", c.Host, "empty and the system has no host name: set the name this machine has on the bus")
 	}
 	if c.StateDir == "" {
 		errs.add("state_dir", nil, "empty: set a writable directory such as /var/lib/zwatch")

@@ -49,6 +49,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		Component{Name: "notifiers", Run: func(ctx context.Context) error {
 			return notifiers.Run(ctx, b, cfg.Notify, opts.Notify, log.With("part", "notify"))
 		}},
+		Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
 		Component{Name: "heartbeat", Run: (&heartbeat{
 			pub: pub, tracker: tr, started: time.Now(), every: 30 * time.Second,
 			url: cfg.Heartbeat.URL, urlEvery: cfg.Heartbeat.Interval.D(),
@@ -89,9 +90,8 @@ func collectorComponents(cfg *config.Config, pub collectors.Publisher, tr *track
 		if _, err := execx.LookPath(cfg.ZFS.Zpool); err != nil {
 			why := fmt.Sprintf("%s not found: install zfsutils-linux, or set zfs.zpool to its path", cfg.ZFS.Zpool)
 			log.Warn("ZFS monitoring is disabled: " + why)
-			for _, n := range []string{"zpool_list", "zpool_status", "zpool_events", "arc"} {
-				tr.register(n, 0, why)
-			}
+			// One blind spot, not four: every ZFS collector needs zpool.
+			tr.register("zfs", 0, why)
 			break
 		}
 		listPoke, statusPoke := make(chan struct{}, 1), make(chan struct{}, 1)

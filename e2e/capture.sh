@@ -4,7 +4,7 @@
 #
 #   e2e/capture.sh                 boot (if needed), run all steps a..i, write README.md, shut down
 #   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
-#                                  other's pool state: a b d c e f g h i is the full order)
+#                                  other's pool state: a b d c c2 e f g h i is the full order)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -153,6 +153,29 @@ step_c() {
   cap c3-imported zpool-status-g.txt "zpool status -g vault"
 }
 
+step_c2() {
+  say "c2: disk missing at import -> GUID + 'was /dev/...'; plugged back -> online -> resilver"
+  note c2 "With scsi-...01 still REMOVED: zpool export; QMP device_del of wwn-0x5000c500a0000002 (qdev id sd2) while exported; zpool import -d /dev/disk/by-id -> that disk is shown by GUID with 'was /dev/disk/by-id/...' (c4); QMP device_add puts the same disk back and zpool online <guid> -> resilver -> back to ONLINE except the REMOVED one (c5)."
+  g "zpool export vault" || return 1
+  vm_qmp '{"execute":"device_del","arguments":{"id":"sd2"}}' > "$OUT/c4-missing.qmp-device_del.json"
+  g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002 ] || exit 0; sleep 0.2; done; exit 1" || say "sd2 still present"
+  cap c4-missing zpool-import.txt "zpool import -d /dev/disk/by-id"
+  g "zpool import -d /dev/disk/by-id vault" || return 1
+  state c4-missing
+  cap c4-missing zpool-status-g.txt "zpool status -g vault"
+  cap c4-missing zpool-status-x.txt "zpool status -x"
+  vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":1,"lun":0,"drive":"drv-sd2","id":"sd2","serial":"ZWS0002","wwn":5764607523034234882,"vendor":"SEAGATE","product":"ST4000NM0035"}}' > "$OUT/c5-replugged.qmp-device_add.json"
+  g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002-part1 ] && exit 0; sleep 0.2; done; exit 1" || say "sd2 did not come back"
+  sleep 3
+  local guid
+  guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" {print \$1; exit}'")
+  say "unavailable vdev guid: ${guid:-none (auto-onlined?)}"
+  [ -n "$guid" ] && cap c5-replugged zpool-online.txt "zpool online vault $guid"
+  wait_status vault 'resilver' 60 || say "no resilver seen"
+  g "zpool wait -t resilver vault"
+  state c5-replugged
+}
+
 step_e() {
   say "e: replace the missing disk by GUID with the spare scsi disk"
   note e "zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 2 MB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
@@ -256,7 +279,7 @@ readme() {
     echo
     echo "## Scenario steps"
     echo
-    echo "Steps run in the order a, b, d, c, e, f, g, h, i in one VM, each on the pool state the previous left."
+    echo "Steps run in the order a, b, d, c, c2, e, f, g, h, i in one VM, each on the pool state the previous left."
     echo
     if [ -f "$OUT/.notes.tsv" ]; then
       sort -u -t$'\t' -k1,1 "$OUT/.notes.tsv" | while IFS=$'\t' read -r s t; do echo "- **$s**: $t"; done
@@ -280,7 +303,7 @@ main() {
   if [ "${1:-}" = readme ]; then readme; return; fi
   local steps=("$@") own=0
   if [ ${#steps[@]} -eq 0 ]; then
-    steps=(a b d c e f g h i)
+    steps=(a b d c c2 e f g h i)
     rm -f "$OUT"/* "$MAN" "$OUT/.notes.tsv"
   fi
   if ! vm_running; then vm_boot || exit 1; own=1; fi

@@ -9,7 +9,9 @@ import (
 )
 
 // zfsDiskRules are the ZFS alerts about one device.
-var zfsDiskRules = map[string]bool{nameVdevState: true, nameVdevErrors: true, nameVdevErrorRate: true}
+func zfsDiskRule(name string) bool {
+	return name == nameVdevState || name == nameVdevErrors || name == nameVdevErrorRate
+}
 
 // nameDiskIncident: ZFS and SMART both complain about the same physical
 // disk (joined by serial, see join.go). One incident shows both sides —
@@ -29,7 +31,7 @@ func ruleDiskIncident(c *evalCtx) {
 			bySerial[t.Serial] = s
 		}
 		switch {
-		case zfsDiskRules[t.A.Name]:
+		case zfsDiskRule(t.A.Name):
 			s.zfs = append(s.zfs, t)
 		case strings.HasPrefix(t.Scope, scopeSmart):
 			s.smart = append(s.smart, t)
@@ -60,7 +62,7 @@ func ruleDiskIncident(c *evalCtx) {
 			news += p.News
 			shorts = append(shorts, shortOf(&p.A))
 			lines = append(lines, "- "+p.A.Summary)
-			if repl == nil && zfsDiskRules[p.A.Name] && p.A.Replacement != nil {
+			if repl == nil && zfsDiskRule(p.A.Name) && p.A.Replacement != nil {
 				r := *p.A.Replacement
 				repl = &r
 			}

@@ -260,7 +260,7 @@ func (c *evalCtx) emit(cd cond) {
 	c.out = append(c.out, cd)
 }
 
-// firing returns the alert a condition had last time, if it is active.
+// previous returns the alert a condition had last time, if it is active.
 func (c *evalCtx) previous(name string, labels map[string]string) *tracked {
 	l := copyMap(labels)
 	l["alertname"] = name
@@ -303,6 +303,17 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 	}
 	for i := range h.capacity.datasets {
 		ruleDatasetQuota(c, &h.capacity.datasets[i])
+	}
+	// Forget the history of pools that are gone (exported, destroyed).
+	for name := range h.Capacity {
+		found := false
+		for i := range h.capacity.pools {
+			found = found || h.capacity.pools[i].Name == name
+		}
+		if !found && len(h.capacity.pools) > 0 {
+			delete(h.Capacity, name)
+			h.dirty = true
+		}
 	}
 	e.apply(h, scopeCapacity, c.out, now)
 }

@@ -105,9 +105,13 @@ func (e *Engine) promote(h *hostState, now time.Time) {
 
 // inhibitors are alerts that carry others: a pool that is FAULTED, UNAVAIL
 // or SUSPENDED carries its disks; a disk incident carries its parts.
-var inhibitedByPool = map[string]bool{
-	nameVdevState: true, nameRedundancy: true, nameVdevErrors: true, nameVdevErrorRate: true,
-	nameDiskIncident: true, namePoolStatusMessage: true, nameResilverAtRisk: true,
+func inhibitedByPool(name string) bool {
+	switch name {
+	case nameVdevState, nameRedundancy, nameVdevErrors, nameVdevErrorRate,
+		nameDiskIncident, namePoolStatusMessage, nameResilverAtRisk:
+		return true
+	}
+	return false
 }
 
 func (e *Engine) inhibit(h *hostState) {
@@ -129,7 +133,7 @@ func (e *Engine) inhibit(h *hostState) {
 	}
 	for _, t := range h.Alerts {
 		inh := false
-		if inhibitedByPool[t.A.Name] && deadPools[t.A.Labels["pool"]] {
+		if inhibitedByPool(t.A.Name) && deadPools[t.A.Labels["pool"]] {
 			inh = true
 		}
 		if t.A.Name != nameDiskIncident && t.Serial != "" && incidents[t.Serial] && t.A.Name != nameResilverAtRisk {
@@ -313,7 +317,7 @@ func (e *Engine) forOf(name string) time.Duration {
 	if d, ok := e.cfg.For[name]; ok {
 		return d.D()
 	}
-	return defaultFor[name]
+	return defaultFor(name)
 }
 
 func (e *Engine) repeatOf(s alert.Severity) time.Duration {

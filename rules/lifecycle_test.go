@@ -43,7 +43,9 @@ func TestGroupingOneNotification(t *testing.T) {
 }
 
 func TestForAndRepeat(t *testing.T) {
-	e := newTestEngine(func(c *config.RulesConfig) { c.For = map[string]config.Duration{"VdevState": config.Duration(2 * time.Minute)} })
+	e := newTestEngine(func(c *config.RulesConfig) {
+		c.For = map[string]config.Duration{"VdevState": config.Duration(2 * time.Minute)}
+	})
 	env := statusEnv(t, "zpool-status/freebsd-raidz2-degraded-faulted-too-many-errors.txt", t0)
 	var sent []time.Time
 	var vdevSent []time.Time
@@ -72,8 +74,8 @@ func TestForAndRepeat(t *testing.T) {
 }
 
 func TestNamesMatchConfig(t *testing.T) {
-	if !slices.Equal(allRules, config.KnownRules()) {
-		t.Errorf("rules %v\nconfig %v", allRules, config.KnownRules())
+	if !slices.Equal(allRules(), config.KnownRules()) {
+		t.Errorf("rules %v\nconfig %v", allRules(), config.KnownRules())
 	}
 }
 

@@ -41,28 +41,37 @@ const (
 )
 
 // allRules lists every alert name, for tests against config.KnownRules.
-var allRules = []string{
-	namePoolState, namePoolStatusMessage, nameVdevState, nameRedundancy,
-	nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
-	namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
-	nameScrubNever, nameScrubOverdue, nameScrubErrors, nameScrubPaused,
-	nameResilver, nameResilverAtRisk,
-	nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
-	nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
-	nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
-	nameDiskIncident,
-	nameARCThrottle, nameARCHitRatio,
-	nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,
+func allRules() []string {
+	return []string{
+		namePoolState, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
+		nameScrubNever, nameScrubOverdue, nameScrubErrors, nameScrubPaused,
+		nameResilver, nameResilverAtRisk,
+		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
+		nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
+		nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
+		nameDiskIncident,
+		nameARCThrottle, nameARCHitRatio,
+		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,
+	}
 }
 
 // defaultFor is each rule's pending duration unless rules.for overrides it.
 // Facts that are already settled when reported (a FAULTED disk, a failed
 // SMART check) fire at once; readings that wobble wait.
-var defaultFor = map[string]time.Duration{
-	namePoolCapacity:     5 * time.Minute,
-	nameDatasetQuota:     5 * time.Minute,
-	namePoolFullForecast: time.Hour,
-	nameSmartTemperature: 10 * time.Minute,
-	nameARCHitRatio:      30 * time.Minute,
-	nameScrubNever:       24 * time.Hour,
+func defaultFor(name string) time.Duration {
+	switch name {
+	case namePoolCapacity, nameDatasetQuota:
+		return 5 * time.Minute
+	case namePoolFullForecast:
+		return time.Hour
+	case nameSmartTemperature:
+		return 10 * time.Minute
+	case nameARCHitRatio:
+		return 30 * time.Minute
+	case nameScrubNever:
+		return 24 * time.Hour
+	}
+	return 0
 }

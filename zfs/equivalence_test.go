@@ -74,23 +74,35 @@ func comparable(pools []*Pool) string {
 	for _, p := range pools {
 		fmt.Fprintf(&sb, "pool %s %s msgid=%q see=%q\nstatus=%q\naction=%q\n", p.Name, p.State, p.MsgID, p.See, p.Status, p.Action)
 		fmt.Fprintf(&sb, "errors %d %v\n", p.DataErrors.Count, p.DataErrors.Files)
+		// The two captures of a running scan are moments apart: a disk can
+		// start "(resilvering)" between them, so those notes are not compared.
+		running := p.Scan.State == ScanStateScanning || p.Scan.State == ScanStatePaused
 		if p.Root != nil {
-			writeVdev(&sb, p.Root, 0)
+			writeVdev(&sb, p.Root, 0, running)
 		}
 		for _, cv := range p.AllVdevs() {
 			sb.WriteString("[" + cv.Class + "]\n")
-			writeVdev(&sb, cv.Vdev, 1)
+			writeVdev(&sb, cv.Vdev, 1, running)
 		}
 	}
 	return sb.String()
 }
 
-func writeVdev(sb *strings.Builder, v *Vdev, depth int) {
+func writeVdev(sb *strings.Builder, v *Vdev, depth int, dropProgress bool) {
+	notes := v.Notes
+	if dropProgress {
+		notes = nil
+		for _, n := range v.Notes {
+			if n != "(resilvering)" && n != "(repairing)" {
+				notes = append(notes, n)
+			}
+		}
+	}
 	fmt.Fprintf(sb, "%s%s %s %s r%d w%d c%d ~%v path=%s was=%s p%d d%d s%d notes=%q\n",
 		strings.Repeat("  ", depth), v.Name, v.Type, v.State, v.ReadErrors, v.WriteErrors, v.ChecksumErrors,
-		v.ErrorsApproximate, v.Path, v.Was, v.Parity, v.DraidData, v.DraidSpares, v.Notes)
+		v.ErrorsApproximate, v.Path, v.Was, v.Parity, v.DraidData, v.DraidSpares, notes)
 	for _, c := range v.Children {
-		writeVdev(sb, c, depth+1)
+		writeVdev(sb, c, depth+1, dropProgress)
 	}
 }
 

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/rules"
+)
+
+func newAlertsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "alerts",
+		Short: "Show alerts firing now, recent notifications, and notifications that could not be delivered",
+		Long: `Show the alerts firing now, the notifications recently sent, and the
+dead-lettered ones (no channel accepted them for notify.retry_for).
+
+With the embedded bus this reads the snapshot the running daemon refreshes
+every few seconds under the state directory (or the bus itself when the
+daemon is stopped); with bus.url or bus.listen it reads the bus.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			r, err := alertsReport(cmd.Context(), g, l.Config.Bus.URL, l.Config.Bus.Listen, l.Config.StateDir)
+			if err != nil {
+				return withCode(exitNoData, err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), r)
+			}
+			renderAlertsReport(cmd.OutOrStdout(), r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func alertsReport(ctx context.Context, g *globals, url, listen, stateDir string) (daemon.AlertsReport, error) {
+	if url == "" && listen == "" {
+		r, err := daemon.ReadSnapshot(stateDir)
+		if err == nil && time.Since(r.GeneratedAt) < time.Minute {
+			return r, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return r, err
+		}
+		// No fresh snapshot: the daemon is not running; read its store.
+	}
+	l, err := g.loadConfig()
+	if err != nil {
+		return daemon.AlertsReport{}, err
+	}
+	o := daemon.BusOptions(&l.Config)
+	if listen != "" && url == "" {
+		o.URL, o.Listen = "nats://"+listen, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, o, nil)
+	if err != nil {
+		return daemon.AlertsReport{}, fmt.Errorf("%w (is zwatch running with another state dir? try --state-dir)", err)
+	}
+	defer b.Close()
+	return daemon.BuildAlertsReport(ctx, b, 50)
+}
+
+func renderAlertsReport(w io.Writer, r daemon.AlertsReport) {
+	fmt.Fprintf(w, "Firing now (%d):\n", len(r.Active))
+	if len(r.Active) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		rules.RenderAlerts(w, r.Active)
+	}
+	fmt.Fprintf(w, "\nRecent notifications (%d):\n", len(r.Recent))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, n := range r.Recent {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", n.Created.Local().Format("2006-01-02 15:04:05"), n.Status, n.MaxSeverity(), summaryOf(n))
+	}
+	tw.Flush()
+	if len(r.Recent) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	fmt.Fprintf(w, "\nUndelivered (dead-lettered) notifications (%d):\n", len(r.DeadLetters))
+	for _, d := range r.DeadLetters {
+		fmt.Fprintf(w, "  %s via %s (%s): %d attempts since %s; last error: %s\n", summaryOf(d.Notification), d.Channel, d.ChannelType,
+			d.Attempts, d.QueuedAt.Local().Format("2006-01-02 15:04"), d.LastError)
+	}
+	if len(r.DeadLetters) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+}
+
+func summaryOf(n alert.Notification) string {
+	return notifiers.Render(n).Summary
+}
+
+func newRulesCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{Use: "rules", Short: "Check alert rules against saved outputs"}
+	var asJSON bool
+	eval := &cobra.Command{
+		Use:   "eval FILE...",
+		Short: "Evaluate the rules on saved zpool status / zpool list -Hp / smartctl -j outputs, in order",
+		Long: `Take each FILE — a saved 'zpool status' (text or -j), 'zpool list -Hp' or
+'smartctl -j -a' output — as successive observations from one host, in the
+order given, and print the alerts firing and resolved after the last one.
+The config's rules section (thresholds, overrides) applies. JSON schema:
+docs/alert-schema.md.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			alerts, err := rules.Eval(args, l.Config.Rules)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if asJSON {
+				return rules.RenderAlertsJSON(cmd.OutOrStdout(), alerts)
+			}
+			if len(alerts) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no alerts")
+				return nil
+			}
+			return rules.RenderAlerts(cmd.OutOrStdout(), alerts)
+		},
+	}
+	eval.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/alert-schema.md)")
+	root.AddCommand(eval)
+	return root
+}
+
+func newNotifyCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{Use: "notify", Short: "Work with notification channels"}
+	var channel string
+	test := &cobra.Command{
+		Use:   "test",
+		Short: "Send a realistic test alert (a simulated disk failure with its replacement guide) through each channel",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			n := notifiers.SampleNotification(l.Config.Host)
+			results := notifiers.TestWith(cmd.Context(), l.Config.Notify, channel, n, runOptions().Notify)
+			if len(results) == 0 {
+				return withCode(exitUsage, errors.New("no channels configured: add one under notify.channels (see configs/zwatch.example.yaml)"))
+			}
+			failed := 0
+			out := cmd.OutOrStdout()
+			for _, r := range results {
+				if r.Delivered {
+					fmt.Fprintf(out, "%-20s %-9s delivered in %s\n", r.Channel, r.Type, r.Took.Round(time.Millisecond))
+					continue
+				}
+				failed++
+				fmt.Fprintf(out, "%-20s %-9s FAILED: %v\n", r.Channel, r.Type, r.Err)
+				if r.Fix != "" {
+					fmt.Fprintf(out, "%-20s %-9s fix: %s\n", "", "", r.Fix)
+				}
+			}
+			if failed > 0 {
+				return withCode(exitFailure, fmt.Errorf("%d of %d channels failed", failed, len(results)))
+			}
+			return nil
+		},
+	}
+	test.Flags().StringVar(&channel, "channel", "", "only this channel (by name)")
+	root.AddCommand(test)
+	return root
+}
