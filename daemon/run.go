@@ -57,6 +57,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		}).run},
 	)
 
+	if sched, err := newMaintenance(cfg, pub, log.With("part", "maintenance")); err != nil {
+		return err
+	} else {
+		comps = append(comps, Component{Name: "maintenance", Run: sched.Run})
+	}
+
 	if ok, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		log.Warn("systemd notify failed", "err", err)
 	} else if ok {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const captured = "../../testdata/captured/zfs-2.3.2/"
+
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb}
+	code = execute(context.Background(), g, args)
+	return out.String(), errb.String(), code
+}
+
+func TestStatusInputTextAndJSONAgree(t *testing.T) {
+	outText, _, codeText := run(t, "status", "--input", captured+"b1-offline.zpool-status-p-P.txt", "--json")
+	outJSON, _, codeJSON := run(t, "status", "--input", captured+"b1-offline.zpool-status-j.json", "--json")
+	if codeText != exitFailure || codeJSON != exitFailure {
+		t.Fatalf("a DEGRADED pool must exit %d, got %d and %d", exitFailure, codeText, codeJSON)
+	}
+	var a, b statusReport
+	if err := json.Unmarshal([]byte(outText), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(outJSON), &b); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Pools) != 2 || len(b.Pools) != 2 {
+		t.Fatalf("pools: %d and %d", len(a.Pools), len(b.Pools))
+	}
+	for i := range a.Pools {
+		pa, pb := a.Pools[i], b.Pools[i]
+		if pa.Name != pb.Name || pa.State != pb.State || len(pa.Vdevs) != len(pb.Vdevs) {
+			t.Errorf("pool %d differs: %s/%s vs %s/%s", i, pa.Name, pa.State, pb.Name, pb.State)
+		}
+		la, lb := pa.Vdevs[0].Leaves(), pb.Vdevs[0].Leaves()
+		for j := range la {
+			if la[j].State != lb[j].State || la[j].Path != lb[j].Path {
+				t.Errorf("leaf %d: %s %s vs %s %s", j, la[j].Path, la[j].State, lb[j].Path, lb[j].State)
+			}
+		}
+	}
+}
+
+func TestStatusInputHealthyExitsZero(t *testing.T) {
+	out, _, code := run(t, "status", "--input", captured+"a.zpool-status.txt")
+	if code != exitOK {
+		t.Fatalf("healthy pools exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "pool vault: ONLINE") || !strings.Contains(out, "raidz2-0") {
+		t.Fatalf("unexpected rendering:\n%s", out)
+	}
+}
+
+func TestStatusInputGarbage(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "x")
+	os.WriteFile(f, []byte("\x00\x01 not zpool output at all {"), 0o644)
+	_, errOut, code := run(t, "status", "--input", f)
+	if code != exitNoData || !strings.Contains(errOut, "not a zpool status output") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	out, _, code := run(t, "check-config", "../../configs/zwatch.example.yaml")
+	if code != exitOK || !strings.Contains(out, "valid") {
+		t.Fatalf("example config: code %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("zfs:\n  status_interval: soon\n"), 0o600)
+	_, errOut, code := run(t, "check-config", bad)
+	if code != exitUsage || !strings.Contains(errOut, `zfs.status_interval = "soon"`) {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = run(t, "check-config", filepath.Join(t.TempDir(), "missing.yaml"))
+	if code != exitUsage || !strings.Contains(errOut, "does not exist") {
+		t.Fatalf("missing file: code %d, %q", code, errOut)
+	}
+}
+
+func TestDisksInputJSON(t *testing.T) {
+	out, _, code := run(t, "disks", "--input", captured+"a.smartctl-a-json-nvme.json", "--json")
+	if code != exitOK {
+		t.Fatalf("code %d", code)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"model", "serial", "wwn", "transport", "smart_passed", "temperature_c", "power_on_hours", "attributes", "nvme", "exit_status", "errors"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("disks --json lacks %q (docs/smart-schema.md)", k)
+		}
+	}
+	if rep["transport"] != "nvme" {
+		t.Errorf("transport %v", rep["transport"])
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	if _, _, code := run(t, "status", "--no-such-flag"); code != exitUsage {
+		t.Fatalf("unknown flag exits %d", code)
+	}
+	if _, _, code := run(t, "frobnicate"); code != exitUsage {
+		t.Fatalf("unknown command exits %d", code)
+	}
+}
+
+func TestHelpListsWorkingCommands(t *testing.T) {
+	out, _, code := run(t, "--help")
+	if code != exitOK {
+		t.Fatal(code)
+	}
+	for _, c := range []string{"run", "status", "check-config", "version", "disks", "alerts", "rules", "notify", "replace", "provision"} {
+		if !strings.Contains(out, "\n  "+c+" ") {
+			t.Errorf("--help does not list %s:\n%s", c, out)
+		}
+	}
+}
+
+func TestRulesEvalJSON(t *testing.T) {
+	out, _, code := run(t, "rules", "eval", "--json", captured+"a.zpool-status-j.json", captured+"b1-offline.zpool-status-j.json")
+	if code != exitOK {
+		t.Fatalf("code %d", code)
+	}
+	var doc struct {
+		Alerts []struct {
+			Name, Severity, State, Summary string
+			Labels                         map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range doc.Alerts {
+		if a.Name == "VdevState" && a.State == "firing" && strings.Contains(a.Labels["vdev"], "ZWV0001") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no firing VdevState for the offlined disk: %s", out)
+	}
+}

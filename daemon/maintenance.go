@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/maintenance"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// liveMaintenance runs scrubs and self-tests with the real tools.
+type liveMaintenance struct {
+	cfg    *config.Config
+	runner *execx.Runner
+	pub    collectors.Publisher
+	status *collectors.ZpoolStatus
+}
+
+func newMaintenance(cfg *config.Config, pub collectors.Publisher, log *slog.Logger) (*maintenance.Scheduler, error) {
+	m := cfg.Maintenance
+	sch, err := maintenance.ParseSchedule(m.Scrub, m.ShortTest, m.LongTest, m.ShortStagger.D(), m.LongStagger.D())
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Smart.Enabled {
+		sch.Short, sch.Long = nil, nil
+	}
+	if !cfg.ZFS.Enabled {
+		sch.Scrub = nil
+	}
+	runner := execx.New(cfg.ZFS.CommandTimeout.D())
+	act := &liveMaintenance{cfg: cfg, runner: runner, pub: pub,
+		status: &collectors.ZpoolStatus{Runner: runner, Zpool: cfg.ZFS.Zpool}}
+	return &maintenance.Scheduler{Schedule: sch, Actions: act, Log: log}, nil
+}
+
+func (m *liveMaintenance) Pools(ctx context.Context) ([]*zfs.Pool, error) {
+	if !m.cfg.ZFS.Enabled {
+		return nil, nil
+	}
+	rec := &lastData{}
+	if err := m.status.Collect(ctx, rec); err != nil {
+		return nil, err
+	}
+	sd, _ := rec.data.(collectors.StatusData)
+	return sd.Pools, nil
+}
+
+// Disks lists the disks SMART reads, with the pool and top-level vdev each
+// belongs to, so that tests are staggered within a vdev.
+func (m *liveMaintenance) Disks(ctx context.Context) ([]maintenance.Disk, error) {
+	var out []maintenance.Disk
+	ids, err := disk.Discover("/")
+	if err != nil {
+		return nil, err
+	}
+	pools, _ := m.Pools(ctx)
+	res := disk.NewResolver("/", ids)
+	member := map[string][2]string{}
+	for _, p := range pools {
+		for _, cv := range p.AllVdevs() {
+			top := cv.Vdev.Name
+			if cv.Vdev.IsLeaf() {
+				top = cv.Class
+			}
+			for _, l := range cv.Vdev.Leaves() {
+				path := l.Path
+				if path == "" {
+					path = l.Name
+				}
+				if id, err := res.Resolve(path, l.Was); err == nil && id.Serial != "" {
+					member[id.Serial] = [2]string{p.Name, top}
+				}
+			}
+		}
+	}
+	types := map[string]string{}
+	for _, d := range m.cfg.Smart.Devices {
+		types[d.Device] = d.Type
+	}
+	for _, id := range ids {
+		dev := id.ByID
+		if dev == "" {
+			dev = "/dev/" + id.Kernel
+		}
+		pv := member[id.Serial]
+		out = append(out, maintenance.Disk{Device: dev, Type: types[dev], Pool: pv[0], Vdev: pv[1]})
+	}
+	return out, nil
+}
+
+func (m *liveMaintenance) StartScrub(ctx context.Context, pool string) error {
+	_, err := m.runner.Run(ctx, m.cfg.ZFS.Zpool, "scrub", pool)
+	return err
+}
+
+func (m *liveMaintenance) StartSelfTest(ctx context.Context, d maintenance.Disk, long bool) error {
+	kind := "short"
+	if long {
+		kind = "long"
+	}
+	args := []string{"-t", kind}
+	if d.Type != "" {
+		args = append(args, "-d", d.Type)
+	}
+	args = append(args, d.Device)
+	_, err := m.runner.Run(ctx, m.cfg.Smart.Smartctl, args...)
+	return err
+}
+
+func (m *liveMaintenance) Publish(ctx context.Context, ev maintenance.Event) error {
+	return m.pub.Publish(ctx, bus.KindMaintenance, "maintenance", ev)
+}
+
+// lastData is a Publisher that keeps the last message.
+type lastData struct{ data any }
+
+func (r *lastData) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
+	r.data = data
+	return nil
+}
