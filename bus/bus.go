@@ -38,6 +38,18 @@ type Options struct {
 	// StreamMaxAge bounds the facts stream; alerts keep AlertsMaxAge.
 	FactsMaxAge  time.Duration
 	AlertsMaxAge time.Duration
+
+	// NoStreams skips creating the streams and the state bucket: an agent
+	// only publishes, and its NATS user may not use the JetStream API.
+	NoStreams bool
+	// InboxPrefix replaces _INBOX for reply subjects (JetStream publish
+	// acks), so an agent's permissions can allow _INBOX_<host>.> only.
+	InboxPrefix string
+	// ReconnectBufSize bounds what nats.go keeps while reconnecting
+	// (bytes; 0: its default of 8 MiB, -1: none).
+	ReconnectBufSize int
+	// ReconnectHook, when set, is called on every reconnect.
+	ReconnectHook func()
 }
 
 // Bus is a connection to NATS with JetStream, and the embedded server when
@@ -63,7 +75,18 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 				log.Warn("bus disconnected", "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("bus reconnected", "url", nc.ConnectedUrlRedacted()) }))
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("bus reconnected", "url", nc.ConnectedUrlRedacted())
+			if o.ReconnectHook != nil {
+				o.ReconnectHook()
+			}
+		}))
+	if o.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
+	}
+	if o.ReconnectBufSize != 0 {
+		opts = append(opts, nats.ReconnectBufSize(o.ReconnectBufSize))
+	}
 	url := o.URL
 	if url == "" {
 		srv, err := StartEmbedded(o.StateDir, o.Listen, log)
@@ -99,6 +122,9 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	b.JS = js
+	if o.NoStreams {
+		return b, nil
+	}
 	if err := b.ensureStreams(ctx, o); err != nil {
 		b.Close()
 		return nil, err

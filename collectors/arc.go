@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
@@ -58,7 +59,7 @@ func (c *ARC) read(ctx context.Context) (map[string]uint64, error) {
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotAvailable
+		return nil, fmt.Errorf("%s does not exist (ZFS kernel module not loaded): %w", path, ErrNotAvailable)
 	}
 	if err != nil {
 		return nil, err

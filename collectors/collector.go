@@ -108,8 +108,18 @@ func (e *ParseError) Unwrap() error { return e.Err }
 func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duration, trigger <-chan struct{}, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	saidUnavailable := false
 	for {
-		if err := c.Collect(ctx, pub); err != nil && ctx.Err() == nil {
+		err := c.Collect(ctx, pub)
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrNotAvailable):
+			// A source this machine does not have is said once, not paged.
+			if !saidUnavailable {
+				log.Info("source not available on this machine; the collector keeps checking", "collector", c.Name(), "err", err)
+				saidUnavailable = true
+			}
+		default:
 			log.Warn("collector failed", "collector", c.Name(), "err", err)
 			ce := ErrorFor(c.Name(), "", err)
 			if perr := pub.Publish(ctx, bus.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {

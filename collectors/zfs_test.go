@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,7 +22,7 @@ const captured = "../testdata/captured/zfs-2.3.2/"
 // zpoolStandIn writes an executable named name into dir that answers each argv
 // (joined by spaces) by replaying a real captured output file; an argv
 // mapped to "HANG" sleeps forever, like zpool on a suspended pool.
-func zpoolStandIn(t *testing.T, dir, name string, answers map[string]string) string {
+func zpoolStandIn(t testing.TB, dir, name string, answers map[string]string) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\ncase \"$*\" in\n")
@@ -207,7 +208,7 @@ func TestARCFromRealArcstats(t *testing.T) {
 		t.Fatalf("arc = %+v", arc)
 	}
 	c = &ARC{Path: filepath.Join(t.TempDir(), "arcstats")}
-	if err := c.Collect(context.Background(), pub); err != ErrNotAvailable {
+	if err := c.Collect(context.Background(), pub); !errors.Is(err, ErrNotAvailable) {
 		t.Fatalf("missing arcstats: %v", err)
 	}
 }

@@ -23,7 +23,9 @@ const DefaultPath = "/etc/zwatch/zwatch.yaml"
 // default in configs/zwatch.example.yaml.
 type Config struct {
 	// Host names this machine on the bus; default: the system host name.
-	Host        string            `yaml:"host"`
+	Host string `yaml:"host"`
+	// Role is what this process runs: RoleAll, RoleAgent or RoleServer.
+	Role        string            `yaml:"role"`
 	StateDir    string            `yaml:"state_dir"`
 	Log         LogConfig         `yaml:"log"`
 	Bus         BusConfig         `yaml:"bus"`
@@ -33,6 +35,47 @@ type Config struct {
 	Maintenance MaintenanceConfig `yaml:"maintenance"`
 	Rules       RulesConfig       `yaml:"rules"`
 	Notify      NotifyConfig      `yaml:"notify"`
+	Fleet       FleetConfig       `yaml:"fleet"`
+}
+
+// Roles of a zwatch process (key role, flag --role).
+const (
+	// RoleAll runs collectors, the rule engine and the notifiers (one machine).
+	RoleAll = "all"
+	// RoleAgent runs the collectors only and publishes to bus.url.
+	RoleAgent = "agent"
+	// RoleServer runs the rule engine and the notifiers only.
+	RoleServer = "server"
+)
+
+// FleetConfig tunes zwatch on many machines (docs/fleet.md).
+type FleetConfig struct {
+	// Buffer is how many messages an agent keeps while the bus is
+	// unreachable; when full, the oldest is dropped and counted.
+	Buffer int `yaml:"buffer"`
+	// LeaseTTL is how long the active rule engine's lease outlives its last
+	// renewal: a standby server takes over within about this long.
+	LeaseTTL Duration `yaml:"lease_ttl"`
+}
+
+// ValidateRole checks role against the bus settings (also after --role).
+func (c *Config) ValidateRole() error {
+	var errs Errors
+	c.validateRole(&errs)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func (c *Config) validateRole(errs *Errors) {
+	oneOf(errs, "role", c.Role, RoleAll, RoleAgent, RoleServer)
+	switch {
+	case c.Role == RoleAgent && c.Bus.URL == "":
+		errs.add("role", c.Role, "an agent publishes to a remote NATS cluster: set bus.url (and its credentials and TLS)")
+	case c.Role == RoleServer && c.Bus.URL == "" && c.Bus.Listen == "":
+		errs.add("role", c.Role, "a server without bus.url or bus.listen cannot hear any agent: set one of them")
+	}
 }
 
 // LogConfig sets log verbosity and format.
@@ -116,6 +159,8 @@ func Default() Config {
 			Timeout:  Duration(60 * time.Second),
 		},
 		Heartbeat:   HeartbeatConfig{Interval: Duration(5 * time.Minute)},
+		Role:        RoleAll,
+		Fleet:       FleetConfig{Buffer: 10000, LeaseTTL: Duration(15 * time.Second)},
 		Maintenance: DefaultMaintenance(),
 		Rules:       DefaultRules(),
 		Notify:      DefaultNotify(),
@@ -263,6 +308,14 @@ func (c *Config) validate(errs *Errors) {
 		errs.add("heartbeat.url", c.Heartbeat.URL, "want an http:// or https:// URL (e.g. https://hc-ping.com/<uuid>)")
 	}
 	positive(errs, "heartbeat.interval", c.Heartbeat.Interval, 10*time.Second)
+	c.validateRole(errs)
+	if c.Fleet.Buffer < 100 || c.Fleet.Buffer > 1000000 {
+		errs.add("fleet.buffer", c.Fleet.Buffer, "must be 100 to 1000000 messages")
+	}
+	positive(errs, "fleet.lease_ttl", c.Fleet.LeaseTTL, 3*time.Second)
+	if c.Fleet.LeaseTTL.D() > 5*time.Minute {
+		errs.add("fleet.lease_ttl", FormatDuration(c.Fleet.LeaseTTL.D()), "too long: at most 5m (a standby server waits this long to take over)")
+	}
 	c.Maintenance.validate("maintenance", errs)
 	c.Rules.validate("rules", errs)
 	c.Notify.validate("notify", errs)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,7 @@ func (t *tracker) result(name string, err error, at time.Time) {
 	h := t.health[name]
 	if err == nil {
 		at := at
-		h.LastOK, h.LastError = &at, ""
+		h.LastOK, h.LastError, h.Disabled = &at, "", ""
 	} else {
 		h.LastError = err.Error()
 	}
@@ -63,9 +64,23 @@ type tracked struct {
 func (c tracked) Collect(ctx context.Context, pub collectors.Publisher) error {
 	err := c.Collector.Collect(ctx, pub)
 	if ctx.Err() == nil {
-		c.t.result(c.Name(), err, time.Now())
+		c.t.resultOf(c.Name(), err, time.Now())
 	}
 	return err
+}
+
+// result records a run; a source that does not exist here is a blind spot
+// with its reason, not a stream of failures.
+func (t *tracker) resultOf(name string, err error, at time.Time) {
+	if errors.Is(err, collectors.ErrNotAvailable) {
+		t.mu.Lock()
+		h := t.health[name]
+		h.Disabled = err.Error()
+		t.health[name] = h
+		t.mu.Unlock()
+		return
+	}
+	t.result(name, err, at)
 }
 
 // heartbeat publishes proof of life on the bus, pings the external heartbeat

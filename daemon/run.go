@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -14,6 +15,7 @@ import (
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )
@@ -28,7 +30,23 @@ type Options struct {
 // collectors stop, in-flight rule evaluations and deliveries finish, the bus
 // drains and the embedded JetStream closes its files.
 func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) error {
-	b, err := bus.Open(ctx, BusOptions(cfg), log.With("part", "bus"))
+	role := cfg.Role
+	if role == "" {
+		role = config.RoleAll
+	}
+	bo := BusOptions(cfg)
+	var buf *fleet.Buffer
+	if role == config.RoleAgent {
+		// An agent only publishes: no stream management, and replies on its
+		// own inbox prefix so its NATS permissions can be per host.
+		bo.NoStreams, bo.InboxPrefix = true, "_INBOX_"+bus.Token(cfg.Host)
+		bo.ReconnectHook = func() {
+			if buf != nil {
+				buf.Wake()
+			}
+		}
+	}
+	b, err := bus.Open(ctx, bo, log.With("part", "bus"))
 	if err != nil {
 		return err
 	}
@@ -39,17 +57,38 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		log.Info("bus ready", "mode", "external", "url", cfg.Bus.URL)
 	}
 
-	pub := &collectors.BusPublisher{Bus: b, Host: cfg.Host}
+	var pub collectors.Publisher = &collectors.BusPublisher{Bus: b, Host: cfg.Host}
 	tr := newTracker()
-	comps := collectorComponents(cfg, pub, tr, log)
-	comps = append(comps,
-		Component{Name: "rules", Run: func(ctx context.Context) error {
+	var comps []Component
+	if role == config.RoleAgent {
+		buf = fleet.NewBuffer(b, cfg.Host, cfg.Fleet.Buffer, log.With("part", "publisher"))
+		pub = buf
+		comps = append(comps, Component{Name: "publisher", Run: buf.Run})
+	}
+	if role != config.RoleServer {
+		comps = append(comps, collectorComponents(cfg, pub, tr, log)...)
+	}
+	if role != config.RoleAgent {
+		runRules := func(ctx context.Context) error {
 			return rules.Run(ctx, b, cfg.Rules, log.With("part", "rules"))
-		}},
-		Component{Name: "notifiers", Run: func(ctx context.Context) error {
-			return notifiers.Run(ctx, b, cfg.Notify, opts.Notify, log.With("part", "notify"))
-		}},
-		Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
+		}
+		if !b.Embedded() {
+			// Several servers may share this bus: one rule engine at a time.
+			inner := runRules
+			runRules = func(ctx context.Context) error {
+				holder := fmt.Sprintf("%s/%d", cfg.Host, os.Getpid())
+				return fleet.Lead(ctx, b.JS, fleet.RulesLease, holder, cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, log.With("part", "lease"), inner)
+			}
+		}
+		comps = append(comps,
+			Component{Name: "rules", Run: runRules},
+			Component{Name: "notifiers", Run: func(ctx context.Context) error {
+				return notifiers.Run(ctx, b, cfg.Notify, opts.Notify, log.With("part", "notify"))
+			}},
+			Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
+		)
+	}
+	comps = append(comps,
 		Component{Name: "heartbeat", Run: (&heartbeat{
 			pub: pub, tracker: tr, started: time.Now(), every: 30 * time.Second,
 			url: cfg.Heartbeat.URL, urlEvery: cfg.Heartbeat.Interval.D(),
@@ -68,7 +107,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	} else if ok {
 		log.Debug("told systemd we are ready")
 	}
-	log.Info("zwatch running", "host", cfg.Host, "version", Version)
+	log.Info("zwatch running", "host", cfg.Host, "role", role, "version", Version)
 	supervise(ctx, comps, log)
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	log.Info("zwatch stopped")

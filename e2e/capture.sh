@@ -4,7 +4,7 @@
 #
 #   e2e/capture.sh                 boot (if needed), run all steps a..i, write README.md, shut down
 #   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
-#                                  other's pool state: a b d c c2 e f g h i is the full order)
+#                                  other's pool state: a b d c c2 c3 e f g h i is the full order)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -141,7 +141,7 @@ step_d() {
 
 step_c() {
   say "c: hot-unplug via QMP device_del -> REMOVED; export/import -> missing by GUID"
-  note c "QMP device_del of the scsi-hd scsi-35000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing -> shown by GUID, 'was /dev/...' (c2, c3)."
+  note c "QMP device_del of the scsi-hd scsi-35000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing (c2, c3): a disk that was REMOVED before the export stays REMOVED, shown by path."
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd1"}}' > "$OUT/c1-removed.qmp-device_del.json"
   wait_status vault 'REMOVED' 30 || say "REMOVED not seen"
   state c1-removed
@@ -155,7 +155,7 @@ step_c() {
 
 step_c2() {
   say "c2: disk missing at import -> GUID + 'was /dev/...'; plugged back -> online -> resilver"
-  note c2 "With scsi-...01 still REMOVED: zpool export; QMP device_del of wwn-0x5000c500a0000002 (qdev id sd2) while exported; zpool import -d /dev/disk/by-id -> that disk is shown by GUID with 'was /dev/disk/by-id/...' (c4); QMP device_add puts the same disk back and zpool online <guid> -> resilver -> back to ONLINE except the REMOVED one (c5)."
+  note c2 "With scsi-...01 still REMOVED: zpool export; QMP device_del of wwn-0x5000c500a0000002 (qdev id sd2) while exported; zpool import -d /dev/disk/by-id -> that disk is shown by GUID with 'was /dev/disk/by-id/...' (c4), and zpool online of the absent GUID prints a warning (c4-missing.zpool-online-absent.txt)."
   g "zpool export vault" || return 1
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd2"}}' > "$OUT/c4-missing.qmp-device_del.json"
   g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002 ] || exit 0; sleep 0.2; done; exit 1" || say "sd2 still present"
@@ -164,12 +164,21 @@ step_c2() {
   state c4-missing
   cap c4-missing zpool-status-g.txt "zpool status -g vault"
   cap c4-missing zpool-status-x.txt "zpool status -x"
-  vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":1,"lun":0,"drive":"drv-sd2","id":"sd2","serial":"ZWS0002","wwn":5764607523034234882,"vendor":"SEAGATE","product":"ST4000NM0035"}}' > "$OUT/c5-replugged.qmp-device_add.json"
-  g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002-part1 ] && exit 0; sleep 0.2; done; exit 1" || say "sd2 did not come back"
+  local guid
+  guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" {print \$1; exit}'")
+  [ -n "$guid" ] && cap c4-missing zpool-online-absent.txt "zpool online vault $guid"
+}
+
+step_c3() {
+  say "c3: missing disk plugged back (QMP blockdev-add + device_add) -> zpool online -> resilver"
+  note c3 "The disk removed in c2 is plugged back with QMP blockdev-add + device_add (same image, serial and WWN); zed onlines it by itself (the script would run zpool online <guid> otherwise) -> short resilver -> back to ONLINE except the still REMOVED scsi-...01 (c5)."
+  vm_qmp "{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"raw\",\"node-name\":\"drv-sd2b\",\"file\":{\"driver\":\"file\",\"filename\":\"$ZW_VM_DIR/disks/sd2.raw\"}}}" > "$OUT/c5-replugged.qmp-blockdev-add.json"
+  vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":1,"lun":0,"drive":"drv-sd2b","id":"sd2","serial":"ZWS0002","wwn":5764824129509261314,"vendor":"SEAGATE","product":"ST4000NM0035"}}' > "$OUT/c5-replugged.qmp-device_add.json"
+  g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002-part1 ] && exit 0; sleep 0.2; done; exit 1" || { say "sd2 did not come back"; return 1; }
   sleep 3
   local guid
   guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" {print \$1; exit}'")
-  say "unavailable vdev guid: ${guid:-none (auto-onlined?)}"
+  say "unavailable vdev guid: ${guid:-none (auto-onlined by zed?)}"
   [ -n "$guid" ] && cap c5-replugged zpool-online.txt "zpool online vault $guid"
   wait_status vault 'resilver' 60 || say "no resilver seen"
   g "zpool wait -t resilver vault"
@@ -178,12 +187,12 @@ step_c2() {
 
 step_e() {
   say "e: replace the missing disk by GUID with the spare scsi disk"
-  note e "zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 2 MB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
+  note e "zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 512 KiB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
   local guid
   guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" || \$2==\"REMOVED\" {print \$1; exit}'")
   say "missing vdev guid: $guid"
   [ -n "$guid" ] || return 1
-  throttle sd3 2097152
+  throttle sd3 524288
   cap e1-replacing zpool-replace.txt "zpool replace vault $guid $SD3"
   wait_status vault 'resilver in progress' 60 || say "no resilver seen"
   state e1-replacing
@@ -279,7 +288,7 @@ readme() {
     echo
     echo "## Scenario steps"
     echo
-    echo "Steps run in the order a, b, d, c, c2, e, f, g, h, i in one VM, each on the pool state the previous left."
+    echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous left."
     echo
     if [ -f "$OUT/.notes.tsv" ]; then
       sort -u -t$'\t' -k1,1 "$OUT/.notes.tsv" | while IFS=$'\t' read -r s t; do echo "- **$s**: $t"; done
@@ -303,7 +312,7 @@ main() {
   if [ "${1:-}" = readme ]; then readme; return; fi
   local steps=("$@") own=0
   if [ ${#steps[@]} -eq 0 ]; then
-    steps=(a b d c c2 e f g h i)
+    steps=(a b d c c2 c3 e f g h i)
     rm -f "$OUT"/* "$MAN" "$OUT/.notes.tsv"
   fi
   if ! vm_running; then vm_boot || exit 1; own=1; fi

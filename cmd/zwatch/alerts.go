@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -13,13 +14,14 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )
 
 func newAlertsCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, allHosts bool
 	cmd := &cobra.Command{
 		Use:   "alerts",
 		Short: "Show alerts firing now, recent notifications, and notifications that could not be delivered",
@@ -28,25 +30,37 @@ dead-lettered ones (no channel accepted them for notify.retry_for).
 
 With the embedded bus this reads the snapshot the running daemon refreshes
 every few seconds under the state directory (or the bus itself when the
-daemon is stopped); with bus.url or bus.listen it reads the bus.`,
+daemon is stopped); with bus.url or bus.listen it reads the bus.
+
+With --all-hosts it always reads the bus (run it on any server), and adds
+how many alerts each host has.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			r, err := alertsReport(cmd.Context(), g, l.Config.Bus.URL, l.Config.Bus.Listen, l.Config.StateDir)
+			var r daemon.AlertsReport
+			if allHosts {
+				r, err = fleetAlerts(cmd.Context(), &l.Config)
+			} else {
+				r, err = alertsReport(cmd.Context(), g, l.Config.Bus.URL, l.Config.Bus.Listen, l.Config.StateDir)
+			}
 			if err != nil {
 				return withCode(exitNoData, err)
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), r)
 			}
+			if allHosts {
+				renderHostCounts(cmd.OutOrStdout(), r.Active)
+			}
 			renderAlertsReport(cmd.OutOrStdout(), r)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&allHosts, "all-hosts", false, "read every host's alerts from the bus, never the local snapshot (docs/fleet.md)")
 	return cmd
 }
 
@@ -77,6 +91,38 @@ func alertsReport(ctx context.Context, g *globals, url, listen, stateDir string)
 	}
 	defer b.Close()
 	return daemon.BuildAlertsReport(ctx, b, 50)
+}
+
+// fleetAlerts reads every host's alerts from the bus: rules.Active loads the
+// state of all hosts from the state bucket.
+func fleetAlerts(ctx context.Context, c *config.Config) (daemon.AlertsReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	b, err := openBusFor(ctx, c)
+	if err != nil {
+		return daemon.AlertsReport{}, err
+	}
+	defer b.Close()
+	return daemon.BuildAlertsReport(ctx, b, 50)
+}
+
+func renderHostCounts(w io.Writer, active []alert.Alert) {
+	count := map[string]int{}
+	var hosts []string
+	for _, a := range active {
+		h := a.Labels["host"]
+		if count[h] == 0 {
+			hosts = append(hosts, h)
+		}
+		count[h]++
+	}
+	sort.Strings(hosts)
+	fmt.Fprintf(w, "Hosts with alerts (%d):", len(hosts))
+	for _, h := range hosts {
+		fmt.Fprintf(w, " %s (%d)", h, count[h])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
 }
 
 func renderAlertsReport(w io.Writer, r daemon.AlertsReport) {

@@ -13,18 +13,29 @@ import (
 )
 
 func newRunCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var role string
+	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon: collectors, embedded NATS bus, rules and notifiers",
 		Long: `Run zwatch in the foreground until SIGINT or SIGTERM.
 
 By default it embeds a NATS server with JetStream stored under the state
-directory; set bus.url to use an external NATS server or cluster instead.`,
+directory; set bus.url to use an external NATS server or cluster instead.
+
+--role (or the role key) splits zwatch over many machines (docs/fleet.md):
+agent runs the collectors only and publishes to bus.url; server runs the
+rule engine and the notifiers only; all (the default) runs everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := g.loadConfig()
 			if err != nil {
 				return err
+			}
+			if role != "" {
+				l.Config.Role = role
+				if err := l.Config.ValidateRole(); err != nil {
+					return withCode(exitUsage, err)
+				}
 			}
 			log := g.logger(&l.Config)
 			for _, w := range l.Warnings {
@@ -34,6 +45,8 @@ directory; set bus.url to use an external NATS server or cluster instead.`,
 			return daemon.Run(cmd.Context(), &l.Config, runOptions(), log)
 		},
 	}
+	cmd.Flags().StringVar(&role, "role", "", "all, agent or server (overrides the role key; see docs/fleet.md)")
+	return cmd
 }
 
 func newCheckConfigCmd(g *globals) *cobra.Command {

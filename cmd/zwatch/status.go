@@ -9,11 +9,16 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -25,7 +30,7 @@ type statusReport struct {
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var input string
-	var asJSON bool
+	var asJSON, allHosts bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the health of this host's pools once (or of a saved `zpool status` output)",
@@ -35,9 +40,17 @@ With --input FILE, read a saved 'zpool status' output (text, or 'zpool status -j
 JSON) instead of running zpool: for checking a friend's output, or a support case.
 
 Exit status: 0 every pool ONLINE with no errors, 1 a problem was found,
-2 usage or config error, 3 the pools could not be read.`,
+2 usage or config error, 3 the pools could not be read.
+
+With --all-hosts, show every host on the bus instead (run it on a server):
+the last heartbeat of each and its pools from its latest zpool status and
+zpool list messages. Exit status 1 then means a host is silent for longer
+than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if allHosts {
+				return fleetStatus(cmd.Context(), g, cmd.OutOrStdout(), asJSON)
+			}
 			var pools []*zfs.Pool
 			var err error
 			if input != "" {
@@ -66,7 +79,97 @@ Exit status: 0 every pool ONLINE with no errors, 1 a problem was found,
 	}
 	cmd.Flags().StringVar(&input, "input", "", "read a saved `zpool status` output (text or -j JSON) instead of running zpool; - for stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documented JSON form (docs/status-schema.md)")
+	cmd.Flags().BoolVar(&allHosts, "all-hosts", false, "show every host on the bus: last heartbeat and pool states (docs/fleet.md)")
 	return cmd
+}
+
+// openBusFor connects to the bus the config names for reading: bus.url, the
+// embedded server's bus.listen, or the embedded store itself.
+func openBusFor(ctx context.Context, c *config.Config) (*bus.Bus, error) {
+	o := daemon.BusOptions(c)
+	if o.Listen != "" && o.URL == "" {
+		o.URL, o.Listen = "nats://"+o.Listen, ""
+	}
+	o.Name = "zwatch-cli@" + c.Host
+	b, err := bus.Open(ctx, o, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is zwatch running with another state dir? try --state-dir)", err)
+	}
+	return b, nil
+}
+
+// fleetStatus is `zwatch status --all-hosts`.
+func fleetStatus(ctx context.Context, g *globals, w io.Writer, asJSON bool) error {
+	l, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := openBusFor(ctx, &l.Config)
+	if err != nil {
+		return withCode(exitNoData, err)
+	}
+	defer b.Close()
+	hosts, err := fleet.Fleet(ctx, b.JS)
+	if err != nil {
+		return withCode(exitNoData, err)
+	}
+	now := time.Now()
+	silent := l.Config.Rules.Watcher.SilentAfter.D()
+	problems := 0
+	for _, h := range hosts {
+		if age := h.Age(now); age < 0 || age > silent {
+			problems++
+		}
+		for _, p := range h.Pools {
+			if p.State != "ONLINE" || p.Errors > 0 {
+				problems++
+			}
+		}
+	}
+	if asJSON {
+		if err := writeJSON(w, struct {
+			GeneratedAt time.Time        `json:"generated_at"`
+			Hosts       []fleet.HostView `json:"hosts"`
+		}{now.UTC(), hosts}); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "HOST\tHEARTBEAT\tPOOL\tSTATE\tCAP\tERRORS\tBUFFER")
+		for _, h := range hosts {
+			hb := "never"
+			if age := h.Age(now); age >= 0 {
+				hb = age.Truncate(time.Second).String() + " ago"
+				if age > silent {
+					hb += " SILENT"
+				}
+			}
+			bufs := "-"
+			if h.Buffer != nil {
+				bufs = fmt.Sprintf("%d queued, %d dropped", h.Buffer.Queued, h.Buffer.Dropped)
+			}
+			if len(h.Pools) == 0 {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", h.Host, hb, bufs)
+			}
+			for i, p := range h.Pools {
+				name := h.Host
+				if i > 0 {
+					name, hb, bufs = "", "", ""
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t%d\t%s\n", name, hb, p.Name, p.State, p.CapacityPct, p.Errors, bufs)
+			}
+		}
+		tw.Flush()
+		if len(hosts) == 0 {
+			fmt.Fprintln(w, "no hosts on the bus yet")
+		}
+	}
+	if problems > 0 {
+		return withCode(exitFailure, fmt.Errorf("%d problem(s) found", problems))
+	}
+	return nil
 }
 
 func nonNil(p []*zfs.Pool) []*zfs.Pool {

@@ -1,0 +1,239 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// HostView is one host as `zwatch status --all-hosts` shows it: its last
+// heartbeat and the pools of its latest zpool.status and zpool.capacity
+// messages in the facts stream.
+type HostView struct {
+	Host          string       `json:"host"`
+	LastHeartbeat *time.Time   `json:"last_heartbeat,omitempty"`
+	Version       string       `json:"version,omitempty"`
+	Buffer        *BufferStats `json:"buffer,omitempty"`
+	StatusAt      *time.Time   `json:"status_at,omitempty"`
+	CapacityAt    *time.Time   `json:"capacity_at,omitempty"`
+	Pools         []PoolView   `json:"pools"`
+}
+
+// PoolView is one pool of a host.
+type PoolView struct {
+	Name        string  `json:"name"`
+	State       string  `json:"state"`
+	CapacityPct float64 `json:"capacity_percent"`
+	SizeBytes   uint64  `json:"size_bytes,omitempty"`
+	// Errors is the pool's read+write+checksum errors on its vdev tree.
+	Errors uint64 `json:"errors"`
+}
+
+// Age is how old the host's last heartbeat is at now (-1 without one).
+func (h HostView) Age(now time.Time) time.Duration {
+	if h.LastHeartbeat == nil {
+		return -1
+	}
+	return now.Sub(*h.LastHeartbeat)
+}
+
+// Fleet reads every host's view from the bus: the last message per subject
+// of zwatch.v1.*.heartbeat, .zpool.status and .zpool.capacity in the facts
+// stream (the stream's last-message-per-subject lookup), plus the hosts the
+// rule engine remembers whose messages the stream no longer holds.
+func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
+	st, err := js.Stream(ctx, bus.StreamFacts)
+	if err != nil {
+		return nil, fmt.Errorf("facts stream %s: %w", bus.StreamFacts, err)
+	}
+	var subjects []string
+	for _, kind := range []string{bus.KindHeartbeat, bus.KindZpoolStatus, bus.KindZpoolCapacity} {
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(bus.Subject("*", kind)))
+		if err != nil {
+			return nil, fmt.Errorf("list subjects of %s: %w", bus.StreamFacts, err)
+		}
+		for s := range info.State.Subjects {
+			subjects = append(subjects, s)
+		}
+	}
+	sort.Strings(subjects)
+
+	var mu sync.Mutex
+	hosts := map[string]*HostView{}
+	get := func(token string) *HostView {
+		h := hosts[token]
+		if h == nil {
+			h = &HostView{Host: token}
+			hosts[token] = h
+		}
+		return h
+	}
+	// A few lookups in flight: fast with a thousand hosts, gentle on the servers.
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var errs []error
+	for _, subj := range subjects {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			m, err := st.GetLastMsgForSubject(ctx, subj)
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgNotFound) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("last message on %s: %w", subj, err))
+					mu.Unlock()
+				}
+				return
+			}
+			token, kind, _ := bus.KindOf(subj)
+			mu.Lock()
+			defer mu.Unlock()
+			applyMsg(get(token), kind, m.Data)
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	rememberedHosts(ctx, js, get)
+
+	out := make([]HostView, 0, len(hosts))
+	for _, h := range hosts {
+		sort.Slice(h.Pools, func(i, j int) bool { return h.Pools[i].Name < h.Pools[j].Name })
+		if h.Pools == nil {
+			h.Pools = []PoolView{}
+		}
+		out = append(out, *h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out, nil
+}
+
+func applyMsg(h *HostView, kind string, data []byte) {
+	var env bus.Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return
+	}
+	if env.Host != "" && bus.Token(env.Host) == h.Host {
+		h.Host = env.Host
+	}
+	at := env.CollectedAt
+	switch kind {
+	case bus.KindHeartbeat:
+		var hb heartbeatWithBuffer
+		if json.Unmarshal(env.Data, &hb) != nil {
+			return
+		}
+		h.LastHeartbeat, h.Version = &at, hb.Version
+		if hb.Buffer.Max > 0 {
+			b := hb.Buffer
+			h.Buffer = &b
+		}
+	case bus.KindZpoolStatus:
+		var d collectors.StatusData
+		if json.Unmarshal(env.Data, &d) != nil {
+			return
+		}
+		h.StatusAt = &at
+		for _, p := range d.Pools {
+			if p == nil {
+				continue
+			}
+			pv := pool(h, p.Name)
+			pv.State = p.State
+			pv.Errors = poolErrors(p)
+		}
+	case bus.KindZpoolCapacity:
+		var d collectors.CapacityData
+		if json.Unmarshal(env.Data, &d) != nil {
+			return
+		}
+		h.CapacityAt = &at
+		for _, p := range d.Pools {
+			pv := pool(h, p.Name)
+			pv.CapacityPct, pv.SizeBytes = p.CapacityPct, p.SizeBytes
+			if pv.State == "" {
+				pv.State = p.Health
+			}
+		}
+	}
+}
+
+func pool(h *HostView, name string) *PoolView {
+	for i := range h.Pools {
+		if h.Pools[i].Name == name {
+			return &h.Pools[i]
+		}
+	}
+	h.Pools = append(h.Pools, PoolView{Name: name})
+	return &h.Pools[len(h.Pools)-1]
+}
+
+func poolErrors(p *zfs.Pool) uint64 {
+	var n uint64
+	var walk func(vs []*zfs.Vdev)
+	walk = func(vs []*zfs.Vdev) {
+		for _, v := range vs {
+			if v == nil {
+				continue
+			}
+			n += v.ReadErrors + v.WriteErrors + v.ChecksumErrors
+			walk(v.Children)
+		}
+	}
+	walk(p.Vdevs)
+	walk(p.Logs)
+	walk(p.Special)
+	walk(p.Dedup)
+	return n
+}
+
+// rememberedHosts adds hosts from the rule engine's state bucket (keys
+// rules.host.<host>, fields "host" and "heartbeat"), so a host silent for
+// longer than the facts stream keeps messages still shows.
+func rememberedHosts(ctx context.Context, js jetstream.JetStream, get func(string) *HostView) {
+	kv, err := js.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		return
+	}
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if strings.HasPrefix(k, "rules.host.") {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var s struct {
+			Host      string     `json:"host"`
+			Heartbeat *time.Time `json:"heartbeat"`
+		}
+		if json.Unmarshal(e.Value(), &s) != nil || s.Host == "" {
+			continue
+		}
+		h := get(bus.Token(s.Host))
+		if h.LastHeartbeat == nil && s.Heartbeat != nil {
+			h.LastHeartbeat = s.Heartbeat
+		}
+	}
+}
