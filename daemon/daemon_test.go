@@ -140,8 +140,6 @@ zfs:
   follow_events: false
 smart:
   enabled: false
-rules:
-  group_wait: 0s
 notify:
   console: false
   channels:
@@ -175,9 +173,15 @@ notify:
 		t.Fatalf("healthy pool paged %d times: %+v", n, ph.got)
 	}
 	setStep(t, step, "b1-offline")
+	changed := time.Now()
 	firing := ph.wait(t, "firing", func(p notifiers.WebhookPayload) bool {
 		return p.Status == "firing" && strings.Contains(p.Text+p.Summary, "vault")
 	})
+	// Default group_wait (10s) must not delay the first page of a quiet
+	// group: one list poll (1s) plus the engine's tick (1s) at most.
+	if d := time.Since(changed); d > 4*time.Second {
+		t.Errorf("first page took %v after the disk went OFFLINE", d)
+	}
 	if !strings.Contains(firing.Summary+firing.Text, "OFFLINE") && !strings.Contains(firing.Summary+firing.Text, "DEGRADED") {
 		t.Errorf("firing notification does not say what happened: %+v", firing)
 	}

@@ -207,7 +207,7 @@ step_e() {
 
 step_f() {
   say "f: spare/log/cache + dRAID"
-  note f "zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f) and replaced by the distributed spare draid1-0-0 (f4)."
+  note f "zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f); zed attaches the distributed spare draid1-0-0 by itself (sequential rebuild, then the automatic scrub) (f4, captured after both finished)."
   g "zpool add vault spare $VD3 && zpool add vault log $VD4 && zpool add vault cache $VD5" || return 1
   state f1-spare-log-cache
   g "zpool replace vault '$ATA2' $VD3" && { wait_status vault 'resilvered|resilver in progress' 60; g "zpool wait -t resilver vault"; }
@@ -216,7 +216,10 @@ step_f() {
   cap f2-spare-inuse after-detach.zpool-status-p-P.txt "zpool status -p -P vault"
   g "mkdir -p /var/tmp/draid && for i in 0 1 2 3; do truncate -s 256M /var/tmp/draid/f\$i; done && zpool create -o ashift=12 dpool draid1:2d:4c:1s /var/tmp/draid/f0 /var/tmp/draid/f1 /var/tmp/draid/f2 /var/tmp/draid/f3 && dd if=/dev/urandom of=/dpool/blob bs=1M count=16 status=none && zpool sync dpool" || return 1
   state f3-draid
-  g "zpool offline -f dpool /var/tmp/draid/f1 && zpool replace dpool /var/tmp/draid/f1 draid1-0-0" && g "zpool wait -t resilver dpool"
+  g "zpool offline -f dpool /var/tmp/draid/f1" || return 1
+  # zed's fault agent normally attaches the distributed spare by itself; do it by hand if not
+  if ! wait_status dpool 'INUSE' 30; then g "zpool replace dpool /var/tmp/draid/f1 draid1-0-0"; fi
+  sleep 2; g "zpool wait -t resilver dpool"; sleep 2; g "zpool wait -t scrub dpool"
   state f4-draid-spare
 }
 

@@ -184,9 +184,13 @@ func (e *Engine) groupKey(t *tracked) string {
 	return b.String()
 }
 
-// schedule gives every group with news a flush time: group_wait from now for
-// new and resolved alerts so that simultaneous ones travel together, at once
-// for repeats.
+// schedule gives every group with news a flush time. The first news of a
+// group that has been quiet for group_wait goes out at the next tick, so a
+// pulled disk reaches the phone within a second or two; it already carries
+// every device one observation saw fail together. News arriving while the
+// group is recent waits group_wait, so a slower cascade (an enclosure
+// dropping its disks one by one) becomes one follow-up, not one page each.
+// Repeats go at once.
 func (e *Engine) schedule(h *hostState, now time.Time) {
 	for _, t := range h.Alerts {
 		due, repeat := e.due(t, now)
@@ -198,7 +202,7 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 		}
 		g := h.Groups[t.Group]
 		at := now.Add(e.cfg.GroupWait.D())
-		if repeat {
+		if last, ok := h.Flushed[t.Group]; repeat || g == nil && (!ok || now.Sub(last) >= e.cfg.GroupWait.D()) {
 			at = now
 		}
 		if g == nil {
@@ -227,7 +231,14 @@ func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 	for _, k := range keys {
 		g := h.Groups[k]
 		delete(h.Groups, k)
+		h.Flushed[k] = now
 		h.dirty = true
+		for gk, at := range h.Flushed {
+			// Older than group_wait behaves as never flushed: keep state small.
+			if now.Sub(at) > e.cfg.GroupWait.D() && gk != k {
+				delete(h.Flushed, gk)
+			}
+		}
 		var members []*tracked
 		var fps []string
 		for fp, t := range h.Alerts {

@@ -29,7 +29,10 @@ type hostState struct {
 	// resolved notice is not sent yet.
 	Alerts map[string]*tracked `json:"alerts,omitempty"`
 	// Groups by group key: when each group is due to be flushed.
-	Groups   map[string]*groupState   `json:"groups,omitempty"`
+	Groups map[string]*groupState `json:"groups,omitempty"`
+	// Flushed is when each group last sent a notification: news for a group
+	// that has been quiet for group_wait goes out at once.
+	Flushed  map[string]time.Time     `json:"flushed,omitempty"`
 	Counters map[string]*vdevCounters `json:"counters,omitempty"`
 	Scrubs   map[string]*scrubHistory `json:"scrubs,omitempty"`
 	Capacity map[string][]capSample   `json:"capacity,omitempty"`
@@ -155,7 +158,7 @@ type collectorState struct {
 func newHostState(host string) *hostState {
 	return &hostState{
 		Version: stateVersion, Host: host,
-		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{},
+		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{}, Flushed: map[string]time.Time{},
 		Counters: map[string]*vdevCounters{}, Scrubs: map[string]*scrubHistory{},
 		Capacity: map[string][]capSample{}, Disks: map[string]*diskRef{},
 		Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
@@ -169,6 +172,9 @@ func (h *hostState) fixMaps() {
 	}
 	if h.Groups == nil {
 		h.Groups = map[string]*groupState{}
+	}
+	if h.Flushed == nil {
+		h.Flushed = map[string]time.Time{}
 	}
 	if h.Counters == nil {
 		h.Counters = map[string]*vdevCounters{}

@@ -87,7 +87,13 @@ func timingFor(o Options, userGroupWait time.Duration) timing {
 // 1h, ScrubNever 24h; everything else fires at once.)
 var longHolds = map[string]bool{"ScrubNever": true}
 
-// Configure returns the config a simulation of sc runs with: the person's
+// simulationMuted are rules about the machine the simulation runs on, not
+// about the recordings: ARC statistics are not recorded (the ARC collector
+// reads this machine's, or finds none), and MonitoringBlindSpot would report
+// that this machine has no ZFS kernel module.
+var simulationMuted = []string{"ARCThrottle", "ARCHitRatio", "MonitoringBlindSpot"}
+
+// configure returns the config a simulation of sc runs with: the person's
 // config (channels, thresholds, group_by, routes) with everything that
 // could touch the real machine or the real monitoring replaced:
 //
@@ -98,7 +104,8 @@ var longHolds = map[string]bool{"ScrubNever": true}
 //     reads only the recorded disks; ZFS or SMART monitoring is off when
 //     the scenario has no recordings of it; zpool events are not followed;
 //   - maintenance (scrubs, self-tests) and the heartbeat URL are off;
-//   - ARC statistics are not part of the recordings, so ARC rules are off;
+//   - the rules about this machine rather than the recordings are off
+//     (simulationMuted);
 //   - the timeline is compressed: collectors poll every t.poll, group_wait
 //     is at most t.poll, and pending holds of an hour or less are 0.
 func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Config {
@@ -139,7 +146,7 @@ func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Co
 			r.For[name] = 0
 		}
 	}
-	r.Disabled = append(append([]string(nil), user.Rules.Disabled...), "ARCThrottle", "ARCHitRatio")
+	r.Disabled = append(append([]string(nil), user.Rules.Disabled...), simulationMuted...)
 	c.Rules = r
 	return c
 }
@@ -167,7 +174,7 @@ func Run(ctx context.Context, user config.Config, sc *Scenario, o Options) (*Res
 
 	fmt.Fprintf(out, "Simulating %q as host %s: %s\n", sc.Name, cfg.Host, sc.Description)
 	fmt.Fprintf(out, "Recordings: %s\n", sc.Origin)
-	fmt.Fprintf(out, "Nothing on this machine is read or changed: stand-in zpool/zfs/smartctl replay the recordings from %s.\n", w.root)
+	fmt.Fprintf(out, "No pool or disk of this machine is touched: stand-in zpool, zfs and smartctl replay the recordings from %s.\n", w.root)
 
 	dctx, stop := context.WithCancel(ctx)
 	defer stop()
