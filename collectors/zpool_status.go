@@ -3,6 +3,7 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"sync"
@@ -18,10 +19,14 @@ import (
 type ZpoolStatus struct {
 	Runner *execx.Runner
 	Zpool  string
+	// Log hears, once each, about lines the parser kept as notes because it
+	// did not recognise them (a newer OpenZFS may print new sections).
+	Log *slog.Logger
 
-	once sync.Once
-	argv []string
-	json bool
+	once      sync.Once
+	argv      []string
+	json      bool
+	seenNotes map[string]bool
 }
 
 // Name implements Collector.
@@ -71,5 +76,23 @@ func (c *ZpoolStatus) Collect(ctx context.Context, pub Publisher) error {
 	if err != nil {
 		return &ParseError{Source: "zpool status (" + source + ")", Err: err}
 	}
+	c.logNewNotes(pools)
 	return pub.Publish(ctx, bus.KindZpoolStatus, c.Name(), StatusData{Source: source, Pools: pools})
+}
+
+func (c *ZpoolStatus) logNewNotes(pools []*zfs.Pool) {
+	if c.Log == nil {
+		return
+	}
+	if c.seenNotes == nil {
+		c.seenNotes = map[string]bool{}
+	}
+	for _, p := range pools {
+		for _, n := range p.Notes {
+			if !c.seenNotes[n] && len(c.seenNotes) < 1000 {
+				c.seenNotes[n] = true
+				c.Log.Info("zpool status printed a line zwatch does not know; it is kept as a note", "pool", p.Name, "line", n)
+			}
+		}
+	}
 }

@@ -142,7 +142,7 @@ func collectorComponents(cfg *config.Config, pub collectors.Publisher, tr *track
 		listPoke, statusPoke := make(chan struct{}, 1), make(chan struct{}, 1)
 		comps = append(comps,
 			loop(&collectors.ZpoolList{Runner: runner, Zpool: cfg.ZFS.Zpool, Zfs: cfg.ZFS.Zfs}, cfg.ZFS.ListInterval.D(), listPoke),
-			loop(&collectors.ZpoolStatus{Runner: runner, Zpool: cfg.ZFS.Zpool}, cfg.ZFS.StatusInterval.D(), statusPoke),
+			loop(&collectors.ZpoolStatus{Runner: runner, Zpool: cfg.ZFS.Zpool, Log: log.With("collector", "zpool_status")}, cfg.ZFS.StatusInterval.D(), statusPoke),
 			loop(&collectors.ARC{Runner: runner}, cfg.ZFS.ARCInterval.D(), nil),
 		)
 		if cfg.ZFS.FollowEvents {

@@ -185,7 +185,8 @@ func TestScenariosEndToEnd(t *testing.T) {
 			if last := got[len(got)-1]; last.Status != "resolved" || !strings.HasPrefix(last.Summary, "[RESOLVED]") {
 				t.Errorf("last notification is %s %q, want everything resolved at the end", last.Status, last.Summary)
 			}
-			if len(res.Notifications) != len(got) {
+			// The result also lists what the channel's min_severity (warning) held back.
+			if len(res.Notifications) < len(got) {
 				t.Errorf("result lists %d notifications, the phone got %d", len(res.Notifications), len(got))
 			}
 			if !strings.Contains(narration.String(), fmt.Sprintf("[%d/%d]", len(sc.Steps), len(sc.Steps))) {
