@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/maintenance"
+	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -111,6 +113,33 @@ func (m *liveMaintenance) StartSelfTest(ctx context.Context, d maintenance.Disk,
 	args = append(args, d.Device)
 	_, err := m.runner.Run(ctx, m.cfg.Smart.Smartctl, args...)
 	return err
+}
+
+// SelfTestLog reads the newest self-test entry. smartctl's exit status is a
+// bit mask that is non-zero on many healthy disks, so the JSON is read
+// whenever there is some.
+func (m *liveMaintenance) SelfTestLog(ctx context.Context, d maintenance.Disk) (*maintenance.SelfTestResult, uint64, error) {
+	args := []string{"--json=c", "-a", "-n", "standby"}
+	if d.Type != "" {
+		args = append(args, "-d", d.Type)
+	}
+	res, err := m.runner.Run(ctx, m.cfg.Smart.Smartctl, append(args, d.Device)...)
+	if len(res.Stdout) == 0 {
+		return nil, 0, err
+	}
+	rep, perr := smart.Parse(bytes.NewReader(res.Stdout))
+	if perr != nil {
+		return nil, 0, perr
+	}
+	var hours uint64
+	if rep.PowerOnHours != nil {
+		hours = *rep.PowerOnHours
+	}
+	if rep.SelfTest == nil {
+		return nil, hours, nil
+	}
+	st := rep.SelfTest
+	return &maintenance.SelfTestResult{Type: st.Type, Passed: st.Passed, Status: st.Status, LifetimeHours: st.LifetimeHours}, hours, nil
 }
 
 func (m *liveMaintenance) Publish(ctx context.Context, ev maintenance.Event) error {

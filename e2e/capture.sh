@@ -27,7 +27,7 @@ VD2=$D/virtio-ZWV0002              # virtio-blk (corrupted in step d)
 VD3=$D/virtio-ZWV0003              # hot spare (step f)
 VD4=$D/virtio-ZWV0004              # log (step f)
 VD5=$D/virtio-ZWV0005              # cache (step f)
-VD6=$D/virtio-ZWV0006              # 256M "small" pool (step h)
+VD6=$D/virtio-ZWV0006              # 2G "small" pool (step h)
 ATA1="$D/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001"
 ATA2="$D/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000002"
 ATA3="$D/ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003"
@@ -236,9 +236,9 @@ step_g() {
 
 step_h() {
   say "h: small pool filled past 90%"
-  note h "pool 'small' on the 256 MB virtio-ZWV0006 (compression=off), filled with /dev/urandom until ENOSPC."
+  note h "pool 'small' on the 2 GiB virtio-ZWV0006 (compression=off), filled with zeros until ENOSPC (ZFS keeps at least 128 MiB of slop space, so a pool must be > 1.28 GiB to get past 90 %)."
   g "zpool create -f -o ashift=12 -O compression=off small $VD6" || return 1
-  g "dd if=/dev/urandom of=/small/fill bs=1M status=none; zpool sync small; true"
+  g "dd if=/dev/zero of=/small/fill bs=1M status=none; zpool sync small; true"
   state h-full
 }
 

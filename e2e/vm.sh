@@ -46,7 +46,7 @@ ZW_DISKS=(
   "vd3|virtio|1G|ZWV0003|"
   "vd4|virtio|512M|ZWV0004|"
   "vd5|virtio|512M|ZWV0005|"
-  "vd6|virtio|256M|ZWV0006|"
+  "vd6|virtio|2G|ZWV0006|"
   "ata3|ata|1G|S3Z9NB0K000003|bus=ide.2,model=Samsung SSD 860 EVO 1TB"
   "nvme0|nvme|1G|ZWNVME0001|"
   "nvme1|nvme|1G|ZWNVME0002|"

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -24,14 +25,29 @@ const (
 )
 
 // Event is the payload of zwatch.v1.<host>.maintenance: a job started,
-// skipped or failed to start. Outcomes arrive through the collectors (a
-// scrub's result in zpool status, a self-test's in the SMART report).
+// was skipped, deferred or failed to start, and later how it ended.
 type Event struct {
 	Job    string    `json:"job"`
 	Target string    `json:"target"` // pool name or disk device
-	Action string    `json:"action"` // started, skipped, deferred, failed
+	Action string    `json:"action"` // started, skipped, deferred, failed, finished, unknown
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
+	// Passed is set on finished events: no errors found.
+	Passed *bool `json:"passed,omitempty"`
+}
+
+// Outcome checks: how often a running job is looked at, and for how long.
+const (
+	checkEvery = 10 * time.Minute
+	checkFor   = 7 * 24 * time.Hour
+)
+
+// SelfTestResult is the newest entry of a disk's self-test log.
+type SelfTestResult struct {
+	Type          string
+	Passed        bool
+	Status        string
+	LifetimeHours uint64
 }
 
 // Disk is a disk to self-test with its pool membership.
@@ -59,6 +75,9 @@ type Actions interface {
 	Disks(ctx context.Context) ([]Disk, error)
 	StartScrub(ctx context.Context, pool string) error
 	StartSelfTest(ctx context.Context, d Disk, long bool) error
+	// SelfTestLog returns the newest self-test log entry (nil if none) and
+	// the disk's power-on hours.
+	SelfTestLog(ctx context.Context, d Disk) (*SelfTestResult, uint64, error)
 	Publish(ctx context.Context, ev Event) error
 }
 
@@ -97,11 +116,16 @@ type Scheduler struct {
 	Log      *slog.Logger
 }
 
-// pending is one job due at a time.
+// pending is one job due at a time, or a check on one that runs.
 type pending struct {
 	at   time.Time
 	job  string
 	disk *Disk // self-tests only
+	// check: look at how a started job ended.
+	check   bool
+	pool    string
+	started time.Time
+	before  *SelfTestResult // newest log entry when the test started
 }
 
 // Run fires jobs until ctx ends.
@@ -136,10 +160,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				keep = append(keep, p)
 				continue
 			}
-			if retry := s.fire(ctx, p, now, log); retry {
+			if p.check {
+				if again := s.checkOutcome(ctx, p, now, log); again {
+					p.at = now.Add(checkEvery)
+					keep = append(keep, p)
+				}
+				continue
+			}
+			retry, follow := s.fire(ctx, p, now, log)
+			if retry {
 				p.at = now.Add(s.retry())
 				keep = append(keep, p)
 			}
+			keep = append(keep, follow...)
 		}
 		queue = keep
 		wake := time.Time{}
@@ -216,8 +249,9 @@ func (s *Scheduler) expand(ctx context.Context, job string, at time.Time, log *s
 	return out
 }
 
-// fire runs one due job; it reports true when the job must wait and retry.
-func (s *Scheduler) fire(ctx context.Context, p pending, now time.Time, log *slog.Logger) bool {
+// fire runs one due job; it reports true when the job must wait and retry,
+// and the checks that will report how the jobs it started end.
+func (s *Scheduler) fire(ctx context.Context, p pending, now time.Time, log *slog.Logger) (bool, []pending) {
 	pools, err := s.Actions.Pools(ctx)
 	if err != nil {
 		log.Warn("maintenance: cannot read pool state", "err", err)
@@ -234,6 +268,7 @@ func (s *Scheduler) fire(ctx context.Context, p pending, now time.Time, log *slo
 			log.Warn("maintenance: publish", "err", err)
 		}
 	}
+	var follow []pending
 	if p.job == JobScrub {
 		for _, pl := range pools {
 			if fn, busy := scanning[pl.Name]; busy {
@@ -249,18 +284,68 @@ func (s *Scheduler) fire(ctx context.Context, p pending, now time.Time, log *slo
 				continue
 			}
 			pub(Event{Job: JobScrub, Target: pl.Name, Action: "started"})
+			follow = append(follow, pending{at: now.Add(checkEvery), job: JobScrub, check: true, pool: pl.Name, started: now})
 		}
-		return false
+		return false, follow
 	}
 	d := *p.disk
 	if fn, busy := scanning[d.Pool]; busy && d.Pool != "" {
 		pub(Event{Job: p.job, Target: d.Device, Action: "deferred", Reason: fmt.Sprintf("pool %s is running a %s", d.Pool, fn)})
-		return true
+		return true, nil
 	}
+	before, _, _ := s.Actions.SelfTestLog(ctx, d)
 	if err := s.Actions.StartSelfTest(ctx, d, p.job == JobLongTest); err != nil {
 		pub(Event{Job: p.job, Target: d.Device, Action: "failed", Reason: err.Error()})
-		return false
+		return false, nil
 	}
 	pub(Event{Job: p.job, Target: d.Device, Action: "started"})
-	return false
+	return false, []pending{{at: now.Add(checkEvery), job: p.job, disk: &d, check: true, started: now, before: before}}
+}
+
+// checkOutcome publishes how a started job ended; true means look again.
+func (s *Scheduler) checkOutcome(ctx context.Context, p pending, now time.Time, log *slog.Logger) bool {
+	pub := func(ev Event) {
+		ev.At = now
+		if err := s.Actions.Publish(ctx, ev); err != nil {
+			log.Warn("maintenance: publish", "err", err)
+		}
+	}
+	giveUp := now.Sub(p.started) > checkFor
+	if p.job == JobScrub {
+		pools, err := s.Actions.Pools(ctx)
+		if err != nil {
+			return !giveUp
+		}
+		for _, pl := range pools {
+			if pl.Name != p.pool {
+				continue
+			}
+			sc := pl.Scan
+			switch {
+			case sc.State == zfs.ScanStateScanning || sc.State == zfs.ScanStatePaused:
+				return !giveUp
+			case sc.Function == zfs.ScanScrub && (sc.State == zfs.ScanStateFinished || sc.State == zfs.ScanStateCanceled):
+				ok := sc.State == zfs.ScanStateFinished && sc.Errors == 0
+				pub(Event{Job: JobScrub, Target: p.pool, Action: "finished", Passed: &ok,
+					Reason: fmt.Sprintf("scrub %s: %d errors, %d bytes repaired", sc.State, sc.Errors, sc.RepairedBytes)})
+				return false
+			}
+			pub(Event{Job: JobScrub, Target: p.pool, Action: "unknown", Reason: "the pool shows no scrub result (a resilver may have replaced it)"})
+			return false
+		}
+		pub(Event{Job: JobScrub, Target: p.pool, Action: "unknown", Reason: "the pool is gone"})
+		return false
+	}
+	res, _, err := s.Actions.SelfTestLog(ctx, *p.disk)
+	// A new newest entry is this test's result (one "in progress" is not yet).
+	if err == nil && res != nil && (p.before == nil || *res != *p.before) && !strings.Contains(strings.ToLower(res.Status), "progress") {
+		pub(Event{Job: p.job, Target: p.disk.Device, Action: "finished", Passed: &res.Passed,
+			Reason: fmt.Sprintf("%s: %s", res.Type, res.Status)})
+		return false
+	}
+	if giveUp {
+		pub(Event{Job: p.job, Target: p.disk.Device, Action: "unknown", Reason: "no result in the self-test log after 7 days"})
+		return false
+	}
+	return true
 }

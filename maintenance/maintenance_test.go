@@ -54,13 +54,36 @@ func (c *fakeClock) next(t *testing.T) time.Time {
 	return c.now
 }
 
+// advanceTo lets the scheduler run every wake-up up to and including until.
+func (c *fakeClock) advanceTo(t *testing.T, until time.Time) {
+	t.Helper()
+	for {
+		select {
+		case <-c.parked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("scheduler did not go to sleep")
+		}
+		c.mu.Lock()
+		if c.until.After(until) {
+			// Put the sleeper back: the next call will find it parked.
+			c.parked <- struct{}{}
+			c.mu.Unlock()
+			return
+		}
+		c.now = c.until
+		c.waiter <- c.now
+		c.mu.Unlock()
+	}
+}
+
 type fakeActions struct {
-	mu      sync.Mutex
-	pools   []*zfs.Pool
-	disks   []Disk
-	log     []string
-	events  []Event
-	scrubOK bool
+	mu       sync.Mutex
+	selfTest map[string]*SelfTestResult
+	pools    []*zfs.Pool
+	disks    []Disk
+	log      []string
+	events   []Event
+	scrubOK  bool
 }
 
 func (a *fakeActions) Pools(context.Context) ([]*zfs.Pool, error) {
@@ -84,6 +107,11 @@ func (a *fakeActions) StartSelfTest(_ context.Context, d Disk, long bool) error 
 	}
 	a.log = append(a.log, kind+" "+d.Device)
 	return nil
+}
+func (a *fakeActions) SelfTestLog(_ context.Context, d Disk) (*SelfTestResult, uint64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.selfTest[d.Device], 100, nil
 }
 func (a *fakeActions) Publish(_ context.Context, ev Event) error {
 	a.mu.Lock()
@@ -144,23 +172,19 @@ func TestSelfTestsStaggeredPerVdevAndDeferredDuringScrub(t *testing.T) {
 	defer cancel()
 	go (&Scheduler{Schedule: sch, Actions: act, Clock: clock}).Run(ctx)
 
-	at := clock.next(t) // 02:00: first vault disk; fast is scrubbing → deferred
-	if at.Hour() != 2 || at.Minute() != 0 {
-		t.Fatalf("woke at %v", at)
-	}
-	at = clock.next(t) // 02:10: second vault disk
+	at := func(h, m int) time.Time { return time.Date(2026, 11, 29, h, m, 0, 0, time.Local) }
+	clock.advanceTo(t, at(2, 0)) // first vault disk; fast is scrubbing → deferred
 	if got := act.snapshot(); len(got) != 1 || got[0] != "short /dev/disk/by-id/ata-A0" {
 		t.Fatalf("at 02:00 ran %v", got)
 	}
-	if at.Minute() != 10 {
-		t.Fatalf("second test at %v, want 02:10", at)
+	clock.advanceTo(t, at(2, 10)) // second vault disk, 10 min later
+	if got := act.snapshot(); len(got) != 2 || got[1] != "short /dev/disk/by-id/ata-A1" {
+		t.Fatalf("at 02:10 ran %v", got)
 	}
 	act.mu.Lock()
 	act.pools = nil // the scrub finished
 	act.mu.Unlock()
-	clock.next(t) // 02:20
-	clock.next(t) // 03:00 retry of the deferred NVMe test
-	clock.next(t)
+	clock.advanceTo(t, at(3, 0)) // 02:20 third disk, 03:00 the deferred NVMe test
 	got := strings.Join(act.snapshot(), ",")
 	want := "short /dev/disk/by-id/ata-A0,short /dev/disk/by-id/ata-A1,short /dev/disk/by-id/ata-A2,short /dev/disk/by-id/nvme-B"
 	if got != want {
@@ -171,5 +195,44 @@ func TestSelfTestsStaggeredPerVdevAndDeferredDuringScrub(t *testing.T) {
 func TestParseScheduleRejectsGarbage(t *testing.T) {
 	if _, err := ParseSchedule("every monday", "", "", 0, 0); err == nil {
 		t.Fatal("garbage accepted")
+	}
+}
+
+func TestOutcomesArePublished(t *testing.T) {
+	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.Local) // a Sunday
+	clock := newFakeClock(start)
+	dev := "/dev/disk/by-id/ata-A0"
+	act := &fakeActions{
+		disks:    []Disk{{Device: dev, Pool: "vault", Vdev: "raidz2-0"}},
+		pools:    []*zfs.Pool{{Name: "vault", State: "ONLINE"}},
+		selfTest: map[string]*SelfTestResult{dev: {Type: "Short offline", Passed: true, Status: "Completed without error", LifetimeHours: 90}},
+	}
+	sch, _ := ParseSchedule("0 3 29 * *", "0 2 * * 0", "", 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go (&Scheduler{Schedule: sch, Actions: act, Clock: clock}).Run(ctx)
+	at := func(h, m int) time.Time { return time.Date(2026, 11, 29, h, m, 0, 0, time.Local) }
+	clock.advanceTo(t, at(2, 10)) // test starts at 02:00; at 02:10 the log shows the old entry
+	act.mu.Lock()
+	act.selfTest[dev] = &SelfTestResult{Type: "Short offline", Passed: false, Status: "Completed: read failure", LifetimeHours: 100}
+	act.mu.Unlock()
+	clock.advanceTo(t, at(3, 0)) // 02:20 a new entry; 03:00 the scrub starts
+	act.mu.Lock()
+	act.pools = []*zfs.Pool{{Name: "vault", State: "ONLINE", Scan: zfs.Scan{Function: zfs.ScanScrub, State: zfs.ScanStateFinished, Errors: 0, RepairedBytes: 4096}}}
+	act.mu.Unlock()
+	clock.advanceTo(t, at(3, 10))
+	act.mu.Lock()
+	defer act.mu.Unlock()
+	var got []string
+	for _, ev := range act.events {
+		s := ev.Job + " " + ev.Action
+		if ev.Passed != nil {
+			s += fmt.Sprintf(" passed=%v", *ev.Passed)
+		}
+		got = append(got, s)
+	}
+	want := "smart_short started,smart_short finished passed=false,scrub started,scrub finished passed=true"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("events %q\nwant   %q", strings.Join(got, ","), want)
 	}
 }
