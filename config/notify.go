@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/zwatch/zwatch/bus"
 	"net/mail"
 	"net/url"
 	"os"
@@ -154,22 +155,7 @@ func (s SMTPConfig) Mode() string {
 
 // ChannelToken turns a channel name into the token used for its durable
 // consumer and dead-letter subject: [A-Za-z0-9_-] only, never empty.
-func ChannelToken(name string) string {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return "_"
-	}
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+func ChannelToken(name string) string { return bus.Token(name) }
 
 func (n *NotifyConfig) validate(p string, errs *Errors) {
 	if n.RetryFor.D() < time.Second {

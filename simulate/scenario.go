@@ -47,6 +47,9 @@ type Step struct {
 	// zpool/zfs outputs: PREFIX.zpool-status-j.json, PREFIX.zpool-list-Hp.txt,
 	// PREFIX.zfs-list-Hp.txt. Empty: the scenario has no pools.
 	ZFS string `yaml:"zfs"`
+	// ZpoolList, when set, replaces the step's `zpool list -Hp` recording
+	// (relative to scenarios/): a derived file, see scenarios/derived/README.md.
+	ZpoolList string `yaml:"zpool_list"`
 	// Smart lists the disks smartctl reads at this step and their recorded output.
 	Smart []SmartRecording `yaml:"smart"`
 	// Say tells the person what happens at this step.
@@ -170,6 +173,14 @@ func (s *Scenario) check() error {
 				if _, err := fs.Stat(recordings, path.Join("scenarios", st.ZFS+".zpool-list-Hp.txt")); err != nil {
 					return fmt.Errorf("step 1: %s.zpool-list-Hp.txt is not embedded", st.ZFS)
 				}
+			}
+		}
+		if st.ZpoolList != "" {
+			if st.ZFS == "" {
+				return fmt.Errorf("step %d: zpool_list without zfs", i+1)
+			}
+			if _, err := fs.Stat(recordings, path.Join("scenarios", st.ZpoolList)); err != nil {
+				return fmt.Errorf("step %d: %s is not embedded", i+1, st.ZpoolList)
 			}
 		}
 		if s.UsesSmart() && len(st.Smart) == 0 {

@@ -85,6 +85,7 @@ type expectation struct {
 var expected = map[string]expectation{
 	"disk-replaced":   {firing: [][]string{{"[WARNING]", "vault is DEGRADED", "scsi-35000c500a0000001", "REMOVED"}}},
 	"disk-offline":    {firing: [][]string{{"[WARNING]", "vault is DEGRADED", "virtio-ZWV0001", "OFFLINE"}, {"resilvered"}}},
+	"pool-full":       {firing: [][]string{{"[WARNING]", "pool vault is 85% full"}, {"[CRITICAL]", "pool vault is 93% full"}}},
 	"pending-sectors": {firing: [][]string{{"[WARNING]", "9RK1XXXX", "8 pending sectors"}, {"[CRITICAL]", "9RK1XXXX", "24 pending sectors"}}},
 }
 

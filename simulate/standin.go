@@ -64,6 +64,9 @@ func (w *workDir) build(sc *Scenario) error {
 		if st.ZFS != "" {
 			for _, f := range zfsFiles {
 				src := st.ZFS + f.suffix
+				if f.name == "zpool-list-Hp.txt" && st.ZpoolList != "" {
+					src = st.ZpoolList
+				}
 				if _, err := fs.Stat(recordings, path.Join("scenarios", src)); err != nil {
 					if prev == "" {
 						continue

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"text/tabwriter"
@@ -66,15 +65,9 @@ collector would; --json prints the schema documented in docs/smart-schema.md.`,
 }
 
 func readSmartFile(path string) (*smart.Report, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, err := readInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	rep, err := smart.Parse(bytes.NewReader(data))
 	if err != nil {

@@ -181,6 +181,15 @@ func nonNil(p []*zfs.Pool) []*zfs.Pool {
 
 // readStatusFile parses a saved output, choosing the parser by content.
 func readStatusFile(path string) ([]*zfs.Pool, error) {
+	data, err := readInput(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseStatus(data, path)
+}
+
+// readInput reads a file named on the command line, or stdin for "-".
+func readInput(path string) ([]byte, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -191,7 +200,7 @@ func readStatusFile(path string) ([]*zfs.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return parseStatus(data, path)
+	return data, nil
 }
 
 func parseStatus(data []byte, name string) ([]*zfs.Pool, error) {
