@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"github.com/zwatch/zwatch/bus"
 	"net/mail"
 	"net/url"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zwatch/zwatch/bus"
 )
 
 // NotifyConfig lists the channels that deliver alerts to people.

@@ -175,14 +175,16 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	cl := clustertest.Start(t, "../configs/nats-cluster")
 	ph := newPhone(t)
 
-	srvA := startFleetServer(t, cl, "srv-a", ph.srv.URL)
-	// Wait for the streams (JetStream elects its meta leader first).
+	// Create the streams first: JetStream elects its meta leader, and a
+	// request sent before that gets no answer.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var admin *bus.Bus
 	for {
-		b, err := bus.Open(ctx, bus.Options{URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
+		octx, c := context.WithTimeout(ctx, 5*time.Second)
+		b, err := bus.Open(octx, bus.Options{URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
 			TLSCA: cl.CA, Replicas: 3, Name: "test-admin"}, nil)
+		c()
 		if err == nil {
 			admin = b
 			break
@@ -193,6 +195,8 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	defer admin.Close()
+	t.Logf("%v: streams ready", time.Since(start).Round(time.Millisecond))
+	srvA := startFleetServer(t, cl, "srv-a", ph.srv.URL)
 	srvB := startFleetServer(t, cl, "srv-b", ph.srv.URL)
 	_ = srvB
 

@@ -393,6 +393,43 @@ func TestRecordingsAreVerbatim(t *testing.T) {
 	}
 }
 
+// TestDerivedCapacityRecordings checks that the derived zpool list outputs
+// differ from the real step-a capture only in vault's alloc, free and cap.
+func TestDerivedCapacityRecordings(t *testing.T) {
+	base, err := fs.ReadFile(recordings, "scenarios/zfs-2.3.2/a.zpool-list-Hp.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl := strings.Split(string(base), "\n")
+	derived, _ := fs.Glob(recordings, "scenarios/derived/*.zpool-list-Hp.txt")
+	if len(derived) == 0 {
+		t.Fatal("no derived zpool list recordings")
+	}
+	for _, p := range derived {
+		data, _ := fs.ReadFile(recordings, p)
+		dl := strings.Split(string(data), "\n")
+		if len(dl) != len(bl) {
+			t.Fatalf("%s: %d lines, its base has %d", p, len(dl), len(bl))
+		}
+		for i := range bl {
+			if bl[i] == dl[i] {
+				continue
+			}
+			bf, df := strings.Split(bl[i], "\t"), strings.Split(dl[i], "\t")
+			if len(bf) != len(df) || bf[0] != "vault" {
+				t.Errorf("%s line %d: %q -> %q", p, i+1, bl[i], dl[i])
+				continue
+			}
+			for j := range bf {
+				// Columns: name size alloc free ckpoint expandsz frag cap dedup health altroot.
+				if bf[j] != df[j] && j != 2 && j != 3 && j != 7 {
+					t.Errorf("%s: column %d changed: %q -> %q", p, j+1, bf[j], df[j])
+				}
+			}
+		}
+	}
+}
+
 // TestListAndLookup checks the manifest: every scenario loads and is one line.
 func TestListAndLookup(t *testing.T) {
 	all, err := List()
