@@ -17,6 +17,9 @@ type RulesConfig struct {
 	// RepeatCritical and RepeatWarning: how often a still-firing alert is sent again.
 	RepeatCritical Duration `yaml:"repeat_critical"`
 	RepeatWarning  Duration `yaml:"repeat_warning"`
+	// MarkTest marks every notification as a test (zwatch simulate); not
+	// settable from the file.
+	MarkTest bool `yaml:"-"`
 	// GroupBy names the labels, besides host (always), that split
 	// notifications into groups. Default: [pool].
 	GroupBy []string `yaml:"group_by"`

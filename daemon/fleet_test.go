@@ -258,6 +258,8 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		outbox = outboxIDs(t, ctx, admin)
 	}
+	time.Sleep(time.Second)
+	outbox = outboxIDs(t, ctx, admin)
 	ph.mu.Lock()
 	byID := map[string]int{}
 	var repeats []string
@@ -270,7 +272,7 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 			t.Errorf("notification %s delivered %d times", p.ID, byID[p.ID])
 		}
 		if _, ok := outbox[p.ID]; !ok {
-			t.Errorf("delivered %s is not in the outbox", p.ID)
+			t.Errorf("delivered %s (%s %s) is not in the outbox", p.ID, p.Status, p.Summary)
 		}
 		if (p.Host == "nas1" || p.Host == "nas2") && hasAlert(p.Notification, "HostSilent") {
 			t.Errorf("live host reported silent: %s", p.Summary)

@@ -10,11 +10,12 @@
 #   e2e/vm.sh stop ID              SIGTERM a spawned job (by its guest pid), then wait for it
 #   e2e/vm.sh qmp JSON             send one QMP command (qmp_capabilities is done for you); prints the reply
 #   e2e/vm.sh disks                print the disk table (QEMU device id, kind, serial, expected by-id name)
-#   e2e/vm.sh shutdown             power the guest off (ACPI, then QMP quit, then kill by pid)
+#   e2e/vm.sh shutdown             sync in the guest, then QMP quit (kill by pid as a last resort)
+#   e2e/vm.sh poweroff             graceful ACPI power-off (~60 s under TCG), then as shutdown
 #   e2e/vm.sh status               is the VM running?
 #
 # Can also be sourced as a library: `source e2e/vm.sh` defines vm_boot, vm_run, vm_spawn, vm_wait,
-# vm_stop, vm_qmp, vm_shutdown, vm_running.
+# vm_stop, vm_qmp, vm_shutdown, vm_poweroff, vm_running, vm_disks.
 #
 # Environment:
 #   ZFS_VERSION      2.3.2 (default) | 2.1.11    selects the image (see build-image.sh)
@@ -216,13 +217,20 @@ sys.exit(1 if "error" in r else 0)
 EOF
 }
 
-vm_shutdown() {
+vm_shutdown() { # the disks are throw-away and the root image is snapshot=on: sync, then QMP quit
+  vm_running || { _vm_log "VM not running"; rm -f "$ZW_VM_DIR/qemu.pid"; return 0; }
+  ZW_RUN_TIMEOUT=15 vm_run sync >/dev/null 2>&1
+  _vm_kill
+  _vm_log "VM stopped"
+}
+
+vm_poweroff() { # graceful ACPI power-off (slow under TCG: ~60 s), then as vm_shutdown
   vm_running || { _vm_log "VM not running"; rm -f "$ZW_VM_DIR/qemu.pid"; return 0; }
   local pid; pid=$(cat "$ZW_VM_DIR/qemu.pid")
   vm_qmp '{"execute":"system_powerdown"}' >/dev/null 2>&1
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   _vm_kill
-  _vm_log "VM stopped"
+  _vm_log "VM powered off"
 }
 
 _vm_main() {
@@ -237,6 +245,7 @@ _vm_main() {
     qmp) vm_qmp "$@" ;;
     disks) vm_disks ;;
     shutdown) vm_shutdown ;;
+    poweroff) vm_poweroff ;;
     kill) _vm_kill ;;
     status) if vm_running; then echo "running pid $(cat "$ZW_VM_DIR/qemu.pid") accel $(cat "$ZW_VM_DIR/accel" 2>/dev/null) image $(cat "$ZW_VM_DIR/image")"; else echo stopped; return 1; fi ;;
     *) sed -n '2,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 2 ;;

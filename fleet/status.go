@@ -59,7 +59,8 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 	}
 	var subjects []string
 	for _, kind := range []string{bus.KindHeartbeat, bus.KindZpoolStatus, bus.KindZpoolCapacity} {
-		info, err := st.Info(ctx, jetstream.WithSubjectFilter(bus.Subject("*", kind)))
+		// bus.Subject would sanitise the wildcard; the filter needs it.
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter("zwatch."+bus.Version+".*."+kind))
 		if err != nil {
 			return nil, fmt.Errorf("list subjects of %s: %w", bus.StreamFacts, err)
 		}

@@ -297,6 +297,7 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 	c := e.newCtx(h, now)
 	for i := range h.capacity.pools {
 		p := &h.capacity.pools[i]
+		p.CapacityPct = usableFullness(p, h.capacity.datasets)
 		recordCapacity(c, p)
 		rulePoolCapacity(c, p)
 		ruleFullForecast(c, p)

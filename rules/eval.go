@@ -20,8 +20,9 @@ import (
 const EvalHost = "eval"
 
 // Eval runs the rules over saved command outputs, for `zwatch rules eval
-// FILE...`. Each file is `zpool status` (text or -j), `zpool list -Hp` or
-// `smartctl -j -a` output, detected by content, and taken as the next
+// FILE...`. Each file is `zpool status` (text or -j), `zpool list -Hp`,
+// `zfs list -Hp -o name,used,avail,quota,refquota` or `smartctl -j -a`
+// output, detected by content, and taken as the next
 // observation from one host. Between files a fake clock moves past group_wait
 // and past the `for` of every pending alert. Eval returns the alerts firing
 // after the last file and those the last file resolved; alerts a bigger one
@@ -34,8 +35,9 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 	e := NewEngine(cfg, nil)
 	step := cfg.GroupWait.D() + time.Second
 	var last []alert.Alert
+	var capacity collectors.CapacityData
 	for i, f := range files {
-		env, err := envelopeOf(f, now)
+		env, err := envelopeOf(f, now, &capacity)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +76,7 @@ func wasSent(h *hostState, fp string) bool {
 }
 
 // envelopeOf reads one saved output and wraps it as its collector would.
-func envelopeOf(file string, at time.Time) (bus.Envelope, error) {
+func envelopeOf(file string, at time.Time, last *collectors.CapacityData) (bus.Envelope, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
@@ -82,6 +84,18 @@ func envelopeOf(file string, at time.Time) (bus.Envelope, error) {
 	kind, collector, payload, err := detect(data)
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", filepath.Base(file), err)
+	}
+	// zpool list and zfs list travel together in one capacity message, as
+	// the collector sends them: a file of one completes the last of the other.
+	if cd, ok := payload.(collectors.CapacityData); ok {
+		if cd.Pools == nil {
+			cd.Pools = last.Pools
+		}
+		if cd.Datasets == nil {
+			cd.Datasets = last.Datasets
+		}
+		*last = cd
+		payload = cd
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
@@ -132,5 +146,8 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 	if lerr == nil && len(pl) > 0 {
 		return bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Pools: pl}, nil
 	}
-	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp` or `smartctl -j -a` output (zpool list: %v)", lerr)
+	if ds, derr := zfs.ParseDatasets(bytes.NewReader(t)); derr == nil && len(ds) > 0 {
+		return bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Datasets: ds}, nil
+	}
+	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zfs list -Hp -o name,used,avail,quota,refquota` or `smartctl -j -a` output (zpool list: %v)", lerr)
 }

@@ -254,7 +254,7 @@ func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 			continue
 		}
 		sort.Slice(members, func(i, j int) bool { return lessAlert(&members[i].A, &members[j].A) })
-		n := alert.Notification{GroupKey: k, Host: h.Host, Status: alert.Resolved, Created: g.FlushAt.UTC()}
+		n := alert.Notification{GroupKey: k, Host: h.Host, Status: alert.Resolved, Created: g.FlushAt.UTC(), Test: e.cfg.MarkTest}
 		idh := sha256.New()
 		fmt.Fprintf(idh, "%s|%d", k, g.FlushAt.UnixNano())
 		for _, t := range members {

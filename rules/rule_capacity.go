@@ -41,6 +41,23 @@ func rulePoolCapacity(c *evalCtx, p *zfs.PoolList) {
 		evidence: ev})
 }
 
+// usableFullness is how full a pool is for its users. zpool list's CAP
+// counts raw space, parity included, so a raidz pool that refuses writes can
+// show 50 %; the root dataset's used/(used+avail) is what writes see (it also
+// counts ZFS's reserved slop space). The larger of the two is taken.
+func usableFullness(p *zfs.PoolList, datasets []zfs.Dataset) float64 {
+	pct := p.CapacityPct
+	for _, d := range datasets {
+		if d.Name != p.Name || d.UsedBytes+d.AvailBytes == 0 {
+			continue
+		}
+		if ds := 100 * float64(d.UsedBytes) / float64(d.UsedBytes+d.AvailBytes); ds > pct {
+			pct = ds
+		}
+	}
+	return pct
+}
+
 // nameDatasetQuota: a dataset near its quota or refquota fails writes just
 // like a full pool, but only for its users. Fullness is 1 − avail/limit, as
 // avail already accounts for both quota kinds.

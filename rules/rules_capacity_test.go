@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,4 +101,27 @@ func TestFullForecast(t *testing.T) {
 		observe(t, e, capEnv(t, []zfs.PoolList{{Name: "tank", CapacityPct: 50}}, nil, now), now)
 	}
 	sameList(t, active(e), nil)
+}
+
+// TestFullRaidzPoolByDatasetSpace uses the real OpenZFS 2.3.2 capture of a
+// pool written until ENOSPC: zpool list says 50 % (raw space, parity
+// included) while zfs list shows 0 bytes available. The pool is full.
+func TestFullRaidzPoolByDatasetSpace(t *testing.T) {
+	const dir = "../testdata/captured/zfs-2.3.2/"
+	alerts, err := Eval([]string{dir + "h-full.zpool-list-Hp.txt", dir + "h-full.zfs-list-Hp.txt"}, config.DefaultRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range alerts {
+		got = append(got, fmt.Sprintf("%s %s %s %s", a.Name, a.Severity, a.Labels["pool"], a.Summary))
+	}
+	if len(got) != 1 || got[0] != "PoolCapacity critical small pool small is 100% full" {
+		t.Fatalf("alerts %q", got)
+	}
+	// zpool list alone (no dataset view) cannot see it: the reason for the join.
+	alerts, _ = Eval([]string{dir + "h-full.zpool-list-Hp.txt"}, config.DefaultRules())
+	if len(alerts) != 0 {
+		t.Fatalf("zpool list alone: %+v", alerts)
+	}
 }

@@ -147,6 +147,7 @@ func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Co
 		}
 	}
 	r.Disabled = append(append([]string(nil), user.Rules.Disabled...), simulationMuted...)
+	r.MarkTest = true // every channel renders "this is a test"
 	c.Rules = r
 	return c
 }
@@ -168,6 +169,9 @@ func Run(ctx context.Context, user config.Config, sc *Scenario, o Options) (*Res
 		return nil, err
 	}
 	defer w.remove()
+	if err := w.canRun(); err != nil {
+		return nil, err
+	}
 	t := timingFor(o, user.Rules.GroupWait.D())
 	cfg := configure(user, sc, w, t)
 	res := &Result{Host: cfg.Host, WorkDir: w.root}

@@ -1,9 +1,11 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -41,6 +43,17 @@ func newWorkDir(parent string, sc *Scenario) (*workDir, error) {
 }
 
 func (w *workDir) remove() { _ = os.RemoveAll(w.root) }
+
+// canRun checks that the stand-ins can be executed where they were written
+// (a /tmp mounted noexec cannot run them).
+func (w *workDir) canRun() error {
+	err := exec.Command(w.zpool, "version").Run()
+	var ee *exec.ExitError
+	if err == nil || errors.As(err, &ee) {
+		return nil
+	}
+	return fmt.Errorf("simulate: cannot run the stand-in tools in %s (%v): is it mounted noexec? Set TMPDIR to a directory where programs may run", w.root, err)
+}
 
 func (w *workDir) build(sc *Scenario) error {
 	bin := filepath.Join(w.root, "bin")

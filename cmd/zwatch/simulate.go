@@ -59,12 +59,15 @@ wobbling readings (PoolCapacity 5m) are shortened to match.
 			}
 			log := g.logger(&l.Config)
 			if g.logLevel == "" {
-				log = slog.New(quietHandler{log.Handler()})
+				log = slog.New(quietHandler{h: log.Handler()})
 			}
 			for _, w := range l.Warnings {
 				log.Warn(w)
 			}
 			fmt.Fprintf(out, "Config: %s\n", l.Path)
+			if g.stateDir != "" {
+				fmt.Fprintln(out, "--state-dir is not used: a simulation keeps its state in a temporary directory.")
+			}
 			res, err := simulate.Run(cmd.Context(), l.Config, sc, simulate.Options{
 				Speed: speed, Daemon: runOptions(), Out: out, Log: log,
 			})
@@ -116,17 +119,33 @@ func renderSimulation(w io.Writer, console bool, channels int, res *simulate.Res
 }
 
 // quietHandler shows what a person running a simulation wants to see: the
-// notifications, their deliveries, and anything that went wrong.
-type quietHandler struct{ h slog.Handler }
+// notifications (as the console channel writes them), their deliveries to
+// the other channels, and anything that went wrong. --log-level shows all.
+type quietHandler struct {
+	h    slog.Handler
+	part string // the "part" attribute of the logger, e.g. rules
+}
 
 func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool { return q.h.Enabled(ctx, l) }
 
 func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn || r.Message == "notification" || r.Message == "notification delivered" {
+	switch {
+	case r.Level >= slog.LevelWarn,
+		r.Message == "notification" && q.part != "rules", // the rule engine's line repeats the console's
+		r.Message == "notification delivered":
 		return q.h.Handle(ctx, r)
 	}
 	return nil
 }
 
-func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler { return quietHandler{q.h.WithAttrs(as)} }
-func (q quietHandler) WithGroup(n string) slog.Handler       { return quietHandler{q.h.WithGroup(n)} }
+func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	part := q.part
+	for _, a := range as {
+		if a.Key == "part" {
+			part = a.Value.String()
+		}
+	}
+	return quietHandler{q.h.WithAttrs(as), part}
+}
+
+func (q quietHandler) WithGroup(n string) slog.Handler { return quietHandler{q.h.WithGroup(n), q.part} }

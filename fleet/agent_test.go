@@ -1,0 +1,130 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+)
+
+func startNATS(t *testing.T, port int, store string) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	return s
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// While the bus is down an agent keeps its newest Max messages, drops the
+// oldest and counts them, and sends the rest in order when the bus is back;
+// the heartbeat carries the counters.
+func TestBufferDropsOldestAndResends(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	port, store := freePort(t), t.TempDir()
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	srv := startNATS(t, port, store)
+	admin, err := bus.Open(ctx, bus.Options{URL: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+
+	var buf *Buffer
+	agent, err := bus.Open(ctx, bus.Options{URL: url, NoStreams: true, InboxPrefix: "_INBOX_nas1",
+		ReconnectHook: func() { buf.Wake() }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	buf = NewBuffer(agent, "nas1", 5, nil)
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = buf.Run(rctx); close(done) }()
+	defer func() { stop(); <-done }()
+
+	pub := func(i int) {
+		if err := buf.Publish(ctx, bus.KindCollectorError, "test", collectors.CollectorError{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(what string, ok func(BufferStats) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(buf.Stats()); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v", what, buf.Stats())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for i := range 3 {
+		pub(i)
+	}
+	waitFor("first three sent", func(s BufferStats) bool { return s.Sent == 3 && s.Queued == 0 })
+
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	for i := 3; i < 13; i++ {
+		pub(i)
+	}
+	if err := buf.Publish(ctx, bus.KindHeartbeat, "zwatch", collectors.Heartbeat{Version: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
+
+	srv = startNATS(t, port, store)
+	defer srv.Shutdown()
+	waitFor("resent", func(s BufferStats) bool { return s.Queued == 0 && s.Sent == 8 })
+
+	cons, err := admin.JS.OrderedConsumer(ctx, bus.StreamFacts, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var hb heartbeatWithBuffer
+	for range 8 {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		var env bus.Envelope
+		_ = json.Unmarshal(m.Data(), &env)
+		if m.Subject() == bus.Subject("nas1", bus.KindHeartbeat) {
+			_ = json.Unmarshal(env.Data, &hb)
+			got = append(got, "hb")
+			continue
+		}
+		var ce collectors.CollectorError
+		_ = json.Unmarshal(env.Data, &ce)
+		got = append(got, ce.Message)
+	}
+	if want := "[0 1 2 9 10 11 12 hb]"; fmt.Sprint(got) != want {
+		t.Errorf("stream holds %v, want %s (oldest dropped, order kept)", got, want)
+	}
+	// The heartbeat was queued after 10 messages with 5 slots: 5 dropped then.
+	if hb.Buffer.Max != 5 || hb.Buffer.Dropped != 5 || hb.Version != "t" {
+		t.Errorf("heartbeat buffer %+v version %q", hb.Buffer, hb.Version)
+	}
+}
