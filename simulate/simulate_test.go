@@ -157,8 +157,8 @@ func TestScenariosEndToEnd(t *testing.T) {
 			seenSummary := map[string]bool{}
 			var firing []notifiers.WebhookPayload
 			for _, p := range got {
-				if p.Host != "simulated-nas1" {
-					t.Errorf("notification host %q, want simulated-nas1 (so the person can tell)", p.Host)
+				if p.Host != "simulated-nas1" || !p.Test || !strings.HasPrefix(p.Summary, "[TEST] ") {
+					t.Errorf("notification host %q test %v summary %q: the person must be able to tell a rehearsal", p.Host, p.Test, p.Summary)
 				}
 				if seenID[p.ID] {
 					t.Errorf("notification %s delivered twice", p.ID)
@@ -183,7 +183,7 @@ func TestScenariosEndToEnd(t *testing.T) {
 				}
 				i++
 			}
-			if last := got[len(got)-1]; last.Status != "resolved" || !strings.HasPrefix(last.Summary, "[RESOLVED]") {
+			if last := got[len(got)-1]; last.Status != "resolved" || !strings.HasPrefix(last.Summary, "[TEST] [RESOLVED]") {
 				t.Errorf("last notification is %s %q, want everything resolved at the end", last.Status, last.Summary)
 			}
 			// The result also lists what the channel's min_severity (warning) held back.
