@@ -277,8 +277,25 @@ func vdevFromJSON(key string, o *jobject, scan *Scan, isSpare, withKids bool) cl
 			v.Children = append(v.Children, c.Vdev)
 		}
 	}
+	if v.State == "" && len(v.Children) > 0 {
+		// OpenZFS 2.3.2 prints a dRAID top-level vdev with no vdev_type,
+		// guid or state (captured/zfs-2.3.2/f3-draid.zpool-status-j.json);
+		// the text form shows ONLINE, or DEGRADED once a child is not.
+		v.State = derivedState(v.Children)
+	}
 	setJSONNotes(v, o, scan, isSpare)
 	return classVdev{Vdev: v, class: jsonClass(o.str("class"))}
+}
+
+// derivedState is an interior vdev's state from its children's, for JSON
+// that omits it: ONLINE when all are, else DEGRADED.
+func derivedState(children []*Vdev) string {
+	for _, c := range children {
+		if c.State != StateOnline {
+			return StateDegraded
+		}
+	}
+	return StateOnline
 }
 
 // setJSONType maps vdev_type; layout details still come from the name.

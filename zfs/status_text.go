@@ -149,7 +149,14 @@ func parsePoolBlock(secs []section, loc *time.Location) *Pool {
 			p.See = first
 			p.MsgID = reMsgID.FindString(first)
 		case "scan":
-			p.Scan = parseScanText(s.lines, loc)
+			sc := parseScanText(s.lines, loc)
+			if p.Scan.Function != "" && p.Scan.Function != ScanNone {
+				// dRAID prints a second "scan:" for its sequential rebuild
+				// after the scrub's; zpool status -j reports the first.
+				p.Notes = append(p.Notes, "scan: "+joinTrimmed(s.lines))
+				break
+			}
+			p.Scan = sc
 		case "scrub":
 			// Solaris prints the scan as "scrub:"; OpenZFS 2.2+ uses it for
 			// the error scrub, printed after "scan:".
