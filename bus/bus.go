@@ -35,9 +35,11 @@ type Options struct {
 	Replicas int
 	// Name is the client connection name, shown by NATS monitoring.
 	Name string
-	// StreamMaxAge bounds the facts stream; alerts keep AlertsMaxAge.
-	FactsMaxAge  time.Duration
-	AlertsMaxAge time.Duration
+	// FactsMaxAge and FactsMaxBytes bound the facts stream, the buffer
+	// between agents and the rule engine; alerts keep AlertsMaxAge.
+	FactsMaxAge   time.Duration
+	FactsMaxBytes int64
+	AlertsMaxAge  time.Duration
 
 	// NoStreams skips creating the streams and the state bucket: an agent
 	// only publishes, and its NATS user may not use the JetStream API.
@@ -205,7 +207,10 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 	if rep < 1 {
 		rep = 1
 	}
-	factsAge, alertsAge := o.FactsMaxAge, o.AlertsMaxAge
+	factsAge, alertsAge, factsBytes := o.FactsMaxAge, o.AlertsMaxAge, o.FactsMaxBytes
+	if factsBytes <= 0 {
+		factsBytes = 64 << 20
+	}
 	if factsAge <= 0 {
 		factsAge = 24 * time.Hour
 	}
@@ -216,7 +221,7 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 	streams := []jetstream.StreamConfig{
 		{
 			Name: StreamFacts, Subjects: FactSubjects, Storage: jetstream.FileStorage,
-			MaxAge: factsAge, MaxBytes: 64 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			MaxAge: factsAge, MaxBytes: factsBytes, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch collector messages (buffer between agents and the rule engine)",
 		},
 		{
@@ -226,17 +231,48 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 		},
 	}
 	for _, cfg := range streams {
-		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+		cfg := cfg
+		if err := RetryAPI(ctx, func(ctx context.Context) error {
+			_, err := b.JS.CreateOrUpdateStream(ctx, cfg)
+			return err
+		}); err != nil {
 			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
 	}
-	if _, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: StateBucket, Storage: jetstream.FileStorage, Replicas: rep, History: 1,
-		Description: "zwatch rule engine state",
+	if err := RetryAPI(ctx, func(ctx context.Context) error {
+		_, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: StateBucket, Storage: jetstream.FileStorage, Replicas: rep, History: 1,
+			Description: "zwatch rule engine state",
+		})
+		return err
 	}); err != nil {
 		return fmt.Errorf("create key-value bucket %s: %w", StateBucket, err)
 	}
 	return nil
+}
+
+// RetryAPI calls a JetStream API function with a short timeout per try and
+// retries for up to a minute: a cluster that is still electing its meta
+// leader, or another server creating the same stream at the same moment,
+// answers late or not at all to the first requests.
+func RetryAPI(ctx context.Context, fn func(context.Context) error) error {
+	ctx, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	wait := 250 * time.Millisecond
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := fn(tctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 2*time.Second)
+	}
 }
 
 // Publish sends an enveloped message, through JetStream when the subject is

@@ -94,6 +94,10 @@ type BusConfig struct {
 	Password  Secret    `yaml:"password"`
 	TLS       TLSConfig `yaml:"tls"`
 	Replicas  int       `yaml:"replicas"`
+	// FactsMaxAge and FactsMaxMB bound the stream that buffers collector
+	// messages until the rule engine has read them.
+	FactsMaxAge Duration `yaml:"facts_max_age"`
+	FactsMaxMB  int      `yaml:"facts_max_mb"`
 }
 
 // TLSConfig names PEM files for a TLS connection.
@@ -144,7 +148,7 @@ func Default() Config {
 		Host:     host,
 		StateDir: "/var/lib/zwatch",
 		Log:      LogConfig{Level: "info", Format: "text"},
-		Bus:      BusConfig{Replicas: 1},
+		Bus:      BusConfig{Replicas: 1, FactsMaxAge: Duration(24 * time.Hour), FactsMaxMB: 64},
 		ZFS: ZFSConfig{
 			Enabled: true, Zpool: "zpool", Zfs: "zfs",
 			CommandTimeout: Duration(30 * time.Second),
@@ -289,6 +293,10 @@ func (c *Config) validate(errs *Errors) {
 		if _, err := os.Stat(f.file); err != nil {
 			errs.add(f.path, f.file, "cannot be read: %v", err)
 		}
+	}
+	positive(errs, "bus.facts_max_age", c.Bus.FactsMaxAge, time.Minute)
+	if c.Bus.FactsMaxMB < 1 || c.Bus.FactsMaxMB > 1<<20 {
+		errs.add("bus.facts_max_mb", c.Bus.FactsMaxMB, "must be 1 to 1048576 (MiB); about 7 MiB a minute per 1,000 hosts × 12 disks")
 	}
 	if c.Bus.Replicas < 1 || c.Bus.Replicas > 5 {
 		errs.add("bus.replicas", c.Bus.Replicas, "must be 1 to 5 (1 on one machine, 3 in a three-node cluster)")

@@ -27,17 +27,19 @@ type Component struct {
 // BusOptions maps the config onto bus options.
 func BusOptions(c *config.Config) bus.Options {
 	return bus.Options{
-		StateDir:  c.StateDir,
-		Listen:    c.Bus.Listen,
-		URL:       c.Bus.URL,
-		CredsFile: c.Bus.CredsFile,
-		User:      c.Bus.User,
-		Password:  c.Bus.Password.Value,
-		TLSCA:     c.Bus.TLS.CA,
-		TLSCert:   c.Bus.TLS.Cert,
-		TLSKey:    c.Bus.TLS.Key,
-		Replicas:  c.Bus.Replicas,
-		Name:      "zwatch@" + c.Host,
+		StateDir:      c.StateDir,
+		Listen:        c.Bus.Listen,
+		URL:           c.Bus.URL,
+		CredsFile:     c.Bus.CredsFile,
+		User:          c.Bus.User,
+		Password:      c.Bus.Password.Value,
+		TLSCA:         c.Bus.TLS.CA,
+		TLSCert:       c.Bus.TLS.Cert,
+		TLSKey:        c.Bus.TLS.Key,
+		Replicas:      c.Bus.Replicas,
+		FactsMaxAge:   c.Bus.FactsMaxAge.D(),
+		FactsMaxBytes: int64(c.Bus.FactsMaxMB) << 20,
+		Name:          "zwatch@" + c.Host,
 	}
 }
 

@@ -197,8 +197,6 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	defer admin.Close()
 	t.Logf("%v: streams ready", time.Since(start).Round(time.Millisecond))
 	srvA := startFleetServer(t, cl, "srv-a", ph.srv.URL)
-	srvB := startFleetServer(t, cl, "srv-b", ph.srv.URL)
-	_ = srvB
 
 	nas1 := startFleetAgent(t, cl, "nas1", "a")          // healthy
 	nas2 := startFleetAgent(t, cl, "nas2", "b1-offline") // a disk OFFLINE
@@ -220,6 +218,12 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	ph.wait(t, "nas2 firing", isHost("nas2"))
 	ph.wait(t, "nas3 firing", isHost("nas3"))
 	t.Logf("%v: first alerts delivered", time.Since(start).Round(time.Millisecond))
+	// The second server starts once the first made its streams: two servers
+	// creating the same new R3 stream at once both wait out their request
+	// timeout (15 s) on this nats-server, which only slows the test down.
+	srvB := startFleetServer(t, cl, "srv-b", ph.srv.URL)
+	_ = srvB
+	time.Sleep(time.Second)
 
 	// A NATS node fails while agents keep publishing, and the active
 	// server stops: the standby takes the rule engine over.

@@ -408,4 +408,3 @@ func (h *hook) count(hosts []string) int {
 	}
 	return n
 }
-

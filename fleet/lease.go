@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/bus"
 )
 
 // LeaseBucket is the key-value bucket holding leases; each key expires
@@ -82,9 +84,12 @@ func LeaseKV(ctx context.Context, js jetstream.JetStream, ttl time.Duration, rep
 	if err == nil {
 		return kv, nil
 	}
-	kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: LeaseBucket, TTL: ttl, History: 1, Replicas: replicas, Storage: jetstream.FileStorage,
-		Description: "zwatch leases: which server runs the rule engine",
+	err = bus.RetryAPI(ctx, func(ctx context.Context) error {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: LeaseBucket, TTL: ttl, History: 1, Replicas: replicas, Storage: jetstream.FileStorage,
+			Description: "zwatch leases: which server runs the rule engine",
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lease bucket %s: %w", LeaseBucket, err)

@@ -42,16 +42,17 @@ type DeadLetter struct {
 }
 
 func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream) error {
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
 	rep := 1
-	if s, err := js.Stream(cctx, bus.StreamAlerts); err == nil {
+	if s, err := js.Stream(ctx, bus.StreamAlerts); err == nil {
 		rep = max(1, s.CachedInfo().Config.Replicas)
 	}
-	_, err := js.CreateOrUpdateStream(cctx, jetstream.StreamConfig{
-		Name: StreamDeadLetter, Subjects: []string{DeadLetterSubject}, Storage: jetstream.FileStorage,
-		MaxAge: 90 * 24 * time.Hour, MaxBytes: 64 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
-		Description: "zwatch notifications a channel could not deliver (read with zwatch alerts)",
+	err := bus.RetryAPI(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: StreamDeadLetter, Subjects: []string{DeadLetterSubject}, Storage: jetstream.FileStorage,
+			MaxAge: 90 * 24 * time.Hour, MaxBytes: 64 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			Description: "zwatch notifications a channel could not deliver (read with zwatch alerts)",
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create stream %s: %w", StreamDeadLetter, err)

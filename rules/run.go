@@ -110,6 +110,14 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
+	// NATS permissions bind an agent to its own subjects; the host inside
+	// the message must be that same host, or one agent could speak for
+	// another.
+	if host, _, ok := bus.KindOf(m.Subject()); !ok || bus.Token(env.Host) != host {
+		r.log.Warn("rules: dropping message whose host does not match its subject", "subject", m.Subject(), "host", env.Host)
+		_ = m.Term()
+		return
+	}
 	if err := r.e.Observe(env, time.Now()); err != nil {
 		// A message that cannot be read now never will be.
 		r.log.Warn("rules: dropping message", "subject", m.Subject(), "err", err)

@@ -31,6 +31,13 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A forgery first: a message on this host's subject claiming to be
+	// another host is dropped, not believed.
+	forged, _ := bus.Wrap(bus.KindZpoolStatus, "nas2", "zpool_status", time.Now(),
+		collectors.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
+	if err := b.Publish(ctx, bus.Subject(testHost, bus.KindZpoolStatus), forged); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Publish(ctx, bus.Subject(testHost, bus.KindZpoolStatus), msg); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +98,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(as) != 3 {
-		t.Fatalf("active alerts: %d, want 3: %+v", len(as), as)
+		t.Fatalf("active alerts: %d, want 3 (none for the forged host): %+v", len(as), as)
 	}
 	for _, a := range as {
 		if a.State != alert.Firing {

@@ -103,7 +103,7 @@ func (c *Cluster) Options(i int) (*server.Options, error) {
 		}
 	}
 	o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
-	o.NoSigs, o.NoLog = true, true
+	o.NoSigs, o.NoLog = true, os.Getenv("NATS_DEBUG") == ""
 	return o, nil
 }
 
@@ -116,6 +116,9 @@ func (c *Cluster) startNode(t testing.TB, i int) {
 	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatalf("node %d: %v", i+1, err)
+	}
+	if os.Getenv("NATS_DEBUG") != "" {
+		s.ConfigureLogger()
 	}
 	go s.Start()
 	c.Servers[i] = s
