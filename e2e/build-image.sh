@@ -108,7 +108,7 @@ build_modules() {
   ( cd "$src" && make -j"$JOBS" ) > "$OUT/build/make.log" 2>&1 \
     || { tail -30 "$OUT/build/make.log" >&2; die "zfs make failed"; }
   find "$src/module" -name '*.ko' -exec cp {} "$OUT/build/ko/" \;
-  ls "$OUT/build/ko" | grep -qx zfs.ko || die "zfs.ko not produced"
+  [ -f "$OUT/build/ko/zfs.ko" ] || die "zfs.ko not produced"
   touch "$OUT/build/modules.stamp"
   log "modules: $(ls "$OUT/build/ko" | tr '\n' ' ')"
 }

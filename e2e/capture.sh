@@ -34,6 +34,20 @@ ATA3="$D/ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003"
 NV0=$D/nvme-QEMU_NVMe_Ctrl_ZWNVME0001
 NV1=$D/nvme-QEMU_NVMe_Ctrl_ZWNVME0002
 
+declare -A NOTES=(
+  [a]="Healthy: raidz2 'vault' over six by-id disks (2x scsi-hd named scsi-35000c500a0000001 and wwn-0x5000c500a0000002, 2x virtio-blk, 2x AHCI ata-*), ashift=12; mirror 'fast' over the two NVMe namespaces; datasets vault/pictures (recordsize=1M, compression=lz4), vault/storage (refquota=512M), vault/backup (compression=zstd-1, quota=1G); ~100 MB of data written."
+  [b]="zpool offline of virtio-ZWV0001 -> DEGRADED (b1); 64 MB written while offline; QEMU throttles writes to that disk (block_set_io_throttle 256 KiB/s) so the resilver after zpool online can be caught in progress (b2, b3); throttle removed, zpool wait -t resilver -> ONLINE (b4)."
+  [d]="dd 4 MiB of /dev/urandom over virtio-ZWV0002 at byte offset 12 MiB (inside the data area, labels untouched), then zpool scrub -w -> CKSUM errors and 'scrub repaired' (d1); zpool clear (d2)."
+  [c]="QMP device_del of the scsi-hd scsi-35000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (files c1-removed.*); zpool export (c2-exported.*: 'zpool import' listing) + zpool import -d /dev/disk/by-id with the disk still missing (c3-imported.*): a disk that was REMOVED before the export stays REMOVED, shown by path."
+  [c2]="With scsi-...01 still REMOVED: zpool export; QMP device_del of wwn-0x5000c500a0000002 (qdev id sd2) while exported; zpool import -d /dev/disk/by-id -> that disk is shown by GUID with 'was /dev/disk/by-id/...' (files c4-missing.*), and zpool online of the absent GUID prints a warning (c4-missing.zpool-online-absent.txt)."
+  [c3]="The disk removed in c2 is plugged back with QMP blockdev-add + device_add (same image, serial and WWN); zed onlines it by itself (the script would run zpool online <guid> otherwise) -> short resilver -> back to ONLINE except the still REMOVED scsi-...01 (files c5-replugged.*)."
+  [e]="zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 512 KiB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
+  [f]="zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f); zed attaches the distributed spare draid1-0-0 by itself (sequential rebuild, then the automatic scrub) (f4, captured after both finished)."
+  [g]="QMP qom-set /machine/peripheral/nvme0 smart_critical_warning=4 (NVM subsystem reliability degraded) -> smartctl reports FAILED."
+  [h]="pool 'small' on the 2 GiB virtio-ZWV0006 (compression=off), filled with zeros until ENOSPC (ZFS keeps at least 128 MiB of slop space, so a pool must be > 1.28 GiB to get past 90 %)."
+  [i]="zpool events -v / -H -v after all steps above (i1); then zpool events -c, and the stream of zpool events -f -H -v while zpool offline/online of ata-...0000001 and its resilver (i2), followed by zpool events -v of just that (i3). Also arcstats at the end."
+)
+
 say() { printf '[capture %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # cap STEP NAME COMMAND — run COMMAND in the guest, store stdout as STEP.NAME
@@ -56,7 +70,6 @@ g() {
   if [ $rc -ne 0 ]; then say "setup command failed rc=$rc: $1"; printf '%s\n' "$o" >&2; fi
   return $rc
 }
-note() { printf '%s\t%s\n' "$1" "$2" >> "$OUT/.notes.tsv"; }
 
 # the standard set of pool-state captures
 state() {
@@ -81,7 +94,6 @@ throttle() { # qdev-id bytes/s (0 = off)
 
 step_a() {
   say "a: healthy raidz2 vault + NVMe mirror"
-  note a "Healthy: raidz2 'vault' over six by-id disks (2x scsi-hd as wwn-*, 2x virtio-blk, 2x AHCI ata-*), ashift=12; mirror 'fast' over the two NVMe namespaces; datasets vault/pictures (recordsize=1M, compression=lz4), vault/storage (refquota=512M), vault/backup (compression=zstd-1, quota=1G); ~100 MB of data written."
   g "zpool create -f -o ashift=12 vault raidz2 $SD1 $SD2 $VD1 $VD2 $ATA1 $ATA2" || return 1
   g "zpool create -f -o ashift=12 fast mirror $NV0 $NV1" || return 1
   g "zfs create -o recordsize=1M -o compression=lz4 vault/pictures && zfs create -o refquota=512M vault/storage && zfs create -o compression=zstd-1 -o quota=1G vault/backup" || return 1
@@ -110,7 +122,6 @@ step_a() {
 
 step_b() {
   say "b: offline -> DEGRADED, online -> resilver -> ONLINE"
-  note b "zpool offline of virtio-ZWV0001 -> DEGRADED (b1); 64 MB written while offline; QEMU throttles writes to that disk (block_set_io_throttle 256 KiB/s) so the resilver after zpool online can be caught in progress (b2, b3); throttle removed, zpool wait -t resilver -> ONLINE (b4)."
   g "zpool offline vault $VD1" || return 1
   state b1-offline
   cap b1-offline zpool-status-x.txt "zpool status -x"
@@ -129,7 +140,6 @@ step_b() {
 
 step_d() {
   say "d: corrupt 4 MiB of one disk, scrub -> checksum errors repaired"
-  note d "dd 4 MiB of /dev/urandom over virtio-ZWV0002 at byte offset 12 MiB (inside the data area, labels untouched), then zpool scrub -w -> CKSUM errors and 'scrub repaired' (d1); zpool clear (d2)."
   g "dd if=/dev/urandom of=$VD2 bs=1M seek=12 count=4 oflag=direct conv=notrunc status=none" || return 1
   cap d1-scrubbed zpool-scrub-w.txt "zpool scrub -w vault"
   state d1-scrubbed
@@ -141,7 +151,6 @@ step_d() {
 
 step_c() {
   say "c: hot-unplug via QMP device_del -> REMOVED; export/import -> missing by GUID"
-  note c "QMP device_del of the scsi-hd scsi-35000c500a0000001 (qdev id sd1) -> the vdev goes REMOVED (c1); zpool export + zpool import -d /dev/disk/by-id with the disk still missing (c2, c3): a disk that was REMOVED before the export stays REMOVED, shown by path."
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd1"}}' > "$OUT/c1-removed.qmp-device_del.json"
   wait_status vault 'REMOVED' 30 || say "REMOVED not seen"
   state c1-removed
@@ -155,7 +164,6 @@ step_c() {
 
 step_c2() {
   say "c2: disk missing at import -> GUID + 'was /dev/...'; plugged back -> online -> resilver"
-  note c2 "With scsi-...01 still REMOVED: zpool export; QMP device_del of wwn-0x5000c500a0000002 (qdev id sd2) while exported; zpool import -d /dev/disk/by-id -> that disk is shown by GUID with 'was /dev/disk/by-id/...' (c4), and zpool online of the absent GUID prints a warning (c4-missing.zpool-online-absent.txt)."
   g "zpool export vault" || return 1
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd2"}}' > "$OUT/c4-missing.qmp-device_del.json"
   g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002 ] || exit 0; sleep 0.2; done; exit 1" || say "sd2 still present"
@@ -171,7 +179,6 @@ step_c2() {
 
 step_c3() {
   say "c3: missing disk plugged back (QMP blockdev-add + device_add) -> zpool online -> resilver"
-  note c3 "The disk removed in c2 is plugged back with QMP blockdev-add + device_add (same image, serial and WWN); zed onlines it by itself (the script would run zpool online <guid> otherwise) -> short resilver -> back to ONLINE except the still REMOVED scsi-...01 (c5)."
   vm_qmp "{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"raw\",\"node-name\":\"drv-sd2b\",\"file\":{\"driver\":\"file\",\"filename\":\"$ZW_VM_DIR/disks/sd2.raw\"}}}" > "$OUT/c5-replugged.qmp-blockdev-add.json"
   vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":1,"lun":0,"drive":"drv-sd2b","id":"sd2","serial":"ZWS0002","wwn":5764824129509261314,"vendor":"SEAGATE","product":"ST4000NM0035"}}' > "$OUT/c5-replugged.qmp-device_add.json"
   g "for i in \$(seq 100); do [ -e /dev/disk/by-id/wwn-0x5000c500a0000002-part1 ] && exit 0; sleep 0.2; done; exit 1" || { say "sd2 did not come back"; return 1; }
@@ -187,7 +194,6 @@ step_c3() {
 
 step_e() {
   say "e: replace the missing disk by GUID with the spare scsi disk"
-  note e "zpool replace vault <guid of the missing scsi-35000c500a0000001> $SD3 -> replacing-0 with resilver in progress (writes to the new disk throttled to 512 KiB/s by QEMU so it can be captured; e1, e2); throttle removed, zpool wait -> finished (e3)."
   local guid
   guid=$(vm_run "zpool status -g vault | awk '\$2==\"UNAVAIL\" || \$2==\"REMOVED\" {print \$1; exit}'")
   say "missing vdev guid: $guid"
@@ -207,7 +213,6 @@ step_e() {
 
 step_f() {
   say "f: spare/log/cache + dRAID"
-  note f "zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f); zed attaches the distributed spare draid1-0-0 by itself (sequential rebuild, then the automatic scrub) (f4, captured after both finished)."
   g "zpool add vault spare $VD3 && zpool add vault log $VD4 && zpool add vault cache $VD5" || return 1
   state f1-spare-log-cache
   g "zpool replace vault '$ATA2' $VD3" && { wait_status vault 'resilvered|resilver in progress' 60; g "zpool wait -t resilver vault"; }
@@ -225,7 +230,6 @@ step_f() {
 
 step_g() {
   say "g: NVMe critical warning via QMP qom-set"
-  note g "QMP qom-set /machine/peripheral/nvme0 smart_critical_warning=4 (NVM subsystem reliability degraded) -> smartctl reports FAILED."
   vm_qmp '{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":4}}' > "$OUT/g.qmp-qom-set.json"
   cap g smartctl-a-json-nvme-failed.json "smartctl --json=c -a /dev/nvme0"
   cap g smartctl-a-nvme-failed.txt "smartctl -a /dev/nvme0"
@@ -236,7 +240,6 @@ step_g() {
 
 step_h() {
   say "h: small pool filled past 90%"
-  note h "pool 'small' on the 2 GiB virtio-ZWV0006 (compression=off), filled with zeros until ENOSPC (ZFS keeps at least 128 MiB of slop space, so a pool must be > 1.28 GiB to get past 90 %)."
   g "zpool create -f -o ashift=12 -O compression=off small $VD6" || return 1
   g "dd if=/dev/zero of=/small/fill bs=1M status=none; zpool sync small; true"
   state h-full
@@ -244,7 +247,6 @@ step_h() {
 
 step_i() {
   say "i: events"
-  note i "zpool events -v / -H -v after all steps above (i1); then zpool events -c, and the stream of zpool events -f -H -v while zpool offline/online of ata-...0000001 and its resilver (i2), followed by zpool events -v of just that (i3). Also arcstats at the end."
   cap i1 zpool-events-v.txt "zpool events -v"
   cap i1 zpool-events-H-v.txt "zpool events -H -v"
   cap i1 zpool-events.txt "zpool events"
@@ -274,10 +276,11 @@ readme() {
     echo "VM. **Never edit these files**: each is the command's stdout byte for byte; a non-empty stderr is"
     echo "kept beside it as \`FILE.stderr\`. Re-capture instead."
     echo
-    echo "- ZFS: \`$zver\` (Debian package $(. "$(cat "$ZW_VM_DIR/image")/env" 2>/dev/null; echo "${ZFS_USERLAND:-?}"))"
+    echo "- ZFS: \`$zver\` (Debian package $(. "$OUT/.image-env" 2>/dev/null; echo "${ZFS_USERLAND:-?}"), kernel module built from zfs-dkms of the same version)"
     echo "- kernel: \`$kver\` (Debian bookworm), guest hostid 5a776174, hostname zwatch-e2e"
-    echo "- $qver, machine q35, $(cat "$ZW_VM_DIR/accel" 2>/dev/null || echo tcg)"
+    echo "- $qver, machine q35, $(. "$OUT/.image-env" 2>/dev/null; echo "${ACCEL:-tcg}")"
     echo "- captured: $(date -u +%F)"
+    [ -f "$OUT/.run" ] && echo "- run: $(cat "$OUT/.run")"
     echo
     echo "## Disks"
     echo
@@ -293,9 +296,10 @@ readme() {
     echo
     echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous left."
     echo
-    if [ -f "$OUT/.notes.tsv" ]; then
-      sort -u -t$'\t' -k1,1 "$OUT/.notes.tsv" | while IFS=$'\t' read -r s t; do echo "- **$s**: $t"; done
-    fi
+    local s
+    for s in a b d c c2 c3 e f g h i; do
+      echo "- **step $s**: ${NOTES[$s]}"
+    done
     echo
     echo "## Files"
     echo
@@ -316,12 +320,15 @@ main() {
   local steps=("$@") own=0
   if [ ${#steps[@]} -eq 0 ]; then
     steps=(a b d c c2 c3 e f g h i)
-    rm -f "$OUT"/* "$MAN" "$OUT/.notes.tsv"
+    rm -f "$OUT"/* "$MAN" "$OUT/.run"
   fi
+  local t0; t0=$(date +%s)
   if ! vm_running; then vm_boot || exit 1; own=1; fi
+  { cat "$(cat "$ZW_VM_DIR/image")/env"; echo "ACCEL=$(cat "$ZW_VM_DIR/accel")"; } > "$OUT/.image-env"
   for s in "${steps[@]}"; do
     "step_$s" || say "step $s FAILED"
   done
+  [ ${#@} -eq 0 ] && echo "full capture.sh run of $(( $(date +%s) - t0 )) s (boot to ready ${ZW_BOOT_SECONDS%.*} s, $(cat "$ZW_VM_DIR/accel" 2>/dev/null))" > "$OUT/.run"
   readme
   [ $own = 1 ] && [ -z "${ZW_KEEP_VM:-}" ] && vm_shutdown
   return 0

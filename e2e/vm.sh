@@ -12,7 +12,10 @@
 #   e2e/vm.sh disks                print the disk table (QEMU device id, kind, serial, expected by-id name)
 #   e2e/vm.sh shutdown             sync in the guest, then QMP quit (kill by pid as a last resort)
 #   e2e/vm.sh poweroff             graceful ACPI power-off (~60 s under TCG), then as shutdown
+#   e2e/vm.sh kill                 QMP quit at once (then SIGTERM/SIGKILL of the qemu pid)
 #   e2e/vm.sh status               is the VM running?
+#
+# One VM per ZW_VM_DIR; two VMs (e.g. both ZFS versions) can run side by side with different dirs.
 #
 # Can also be sourced as a library: `source e2e/vm.sh` defines vm_boot, vm_run, vm_spawn, vm_wait,
 # vm_stop, vm_qmp, vm_shutdown, vm_poweroff, vm_running, vm_disks.
@@ -122,7 +125,7 @@ _vm_start() { # $1 image dir, $2 accel, $3 timeout → 0 ready, 1 not ready (VM 
     fi
     sleep 0.2
   done
-  ZW_BOOT_SECONDS=$(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo "?")
+  ZW_BOOT_SECONDS=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
   echo "$accel" > "$ZW_VM_DIR/accel"
   return 0
 }
