@@ -348,10 +348,10 @@ func TestDiscoverQEMUListing(t *testing.T) {
 		return out
 	}
 	root := buildTree(t, listing, []fakeDisk{
-		{kernel: "sdb", sysPath: "../devices/pci0000:00/0000:00:03.0/virtio0/host0/target0:0:1/0:0:1:0/block/sdb",
-			attrs: with(gib, "queue/rotational", "1\n"), devLink: "../../../0:0:1:0",
+		{kernel: "sda", sysPath: "../devices/pci0000:00/0000:00:03.0/virtio0/host0/target0:0:0/0:0:0:0/block/sda",
+			attrs: with(gib, "queue/rotational", "1\n"), devLink: "../../../0:0:0:0",
 			devAttr: map[string]string{"model": "ST4000NM0035    \n", "vendor": "SEAGATE \n", "rev": "2.5+\n", "wwid": "naa.5000c500a0000001\n", "vpd_pg80": string([]byte{0, 0x80, 0, 7}) + "ZWS0001"},
-			parts:   []string{"sdb1", "sdb9"}},
+			parts:   []string{"sda1", "sda9"}},
 		{kernel: "sdd", sysPath: "../devices/pci0000:00/0000:00:1f.2/ata1/host2/target2:0:0/2:0:0:0/block/sdd",
 			attrs: with(gib, "queue/rotational", "1\n"), devLink: "../../../2:0:0:0",
 			devAttr: map[string]string{"model": "WDC WD40EFRX-68N\n", "vendor": "ATA     \n", "rev": "2.5+\n"},
@@ -372,7 +372,7 @@ func TestDiscoverQEMUListing(t *testing.T) {
 		got[id.Kernel] = id
 	}
 	want := map[string]struct{ serial, wwn, model, byID, transport string }{
-		"sdb":     {"ZWS0001", "0x5000c500a0000001", "ST4000NM0035", "wwn-0x5000c500a0000001", TransportSCSI},
+		"sda":     {"ZWS0001", "0x5000c500a0000001", "ST4000NM0035", "wwn-0x5000c500a0000001", TransportSCSI},
 		"sdd":     {"WD-WCC7K0000001", "", "WDC WD40EFRX-68N32N0", "ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001", TransportSATA},
 		"nvme0n1": {"ZWNVME0001", "", "QEMU NVMe Ctrl", "nvme-QEMU_NVMe_Ctrl_ZWNVME0001", TransportNVMe},
 		"vdb":     {"ZWV0001", "", "", "virtio-ZWV0001", TransportVirt},
@@ -393,7 +393,7 @@ func TestDiscoverQEMUListing(t *testing.T) {
 	for vdev, kernel := range map[string]string{
 		"nvme-QEMU_NVMe_Ctrl_ZWNVME0001_1-part1":                                          "nvme0n1",
 		"nvme-nvme.1b36-5a574e564d4530303031-51454d55204e564d65204374726c-00000001-part9": "nvme0n1",
-		"scsi-35000c500a0000001-part1":                                                    "sdb",
+		"scsi-35000c500a0000001-part1":                                                    "sda",
 		"virtio-ZWV0001-part1":                                                            "vdb",
 		"/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001-part1":                  "sdd",
 	} {

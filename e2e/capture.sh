@@ -4,7 +4,8 @@
 #
 #   e2e/capture.sh                 boot (if needed), run all steps a..i, write README.md, shut down
 #   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
-#                                  other's pool state: a b d c c2 c3 e f g h i is the full order)
+#                                  other's pool state: a b d c c2 c3 e f g h i j is the full order;
+#                                  j is self-contained and can run alone in a fresh VM)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -45,6 +46,7 @@ declare -A NOTES=(
   [f]="zpool add vault spare virtio-ZWV0003, log virtio-ZWV0004, cache virtio-ZWV0005 (f1); hot spare put in use by zpool replace of an ata disk (f2) and detached again; dRAID pool 'dpool' = draid1:2d:4c:1s over four 256 MB files in /var/tmp/draid (f3); one child faulted (zpool offline -f); zed attaches the distributed spare draid1-0-0 by itself (sequential rebuild, then the automatic scrub) (f4, captured after both finished)."
   [g]="QMP qom-set /machine/peripheral/nvme0 smart_critical_warning=4 (NVM subsystem reliability degraded) -> smartctl reports FAILED."
   [h]="pool 'small' on the 2 GiB virtio-ZWV0006 (compression=off), filled with zeros until ENOSPC (ZFS keeps at least 128 MiB of slop space, so a pool must be > 1.28 GiB to get past 90 %)."
+  [j]="Self-contained (also run on its own in a fresh VM): single-disk pool 'tank' on ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003 with 96 MB of data; scrub with the disk's reads throttled by QEMU to 1 MiB/s -> 'scrub in progress' (j1), zpool scrub -p -> 'scrub paused' (j2), resumed and finished (j3); then 512 KiB of /dev/urandom written at the on-disk location of victim.bin's 9th 128K record (DVA from zdb -ddddd) and zpool scrub -w -> unrecoverable CKSUM errors and 'Permanent errors have been detected' with the file list in zpool status -v (j4). All commands name the pool, so other pools don't appear."
   [i]="zpool events -v / -H -v after all steps above (i1); then zpool events -c, and the stream of zpool events -f -H -v while zpool offline/online of ata-...0000001 and its resilver (i2), followed by zpool events -v of just that (i3). Also arcstats at the end."
 )
 
@@ -265,6 +267,48 @@ step_i() {
   cap i3 zpool-events-v.txt "zpool events -v"
 }
 
+throttle_rd() { # qdev-id bytes/s (0 = off)
+  vm_qmp "{\"execute\":\"block_set_io_throttle\",\"arguments\":{\"device\":\"drv-$1\",\"bps\":0,\"bps_rd\":$2,\"bps_wr\":0,\"iops\":0,\"iops_rd\":0,\"iops_wr\":0}}" >/dev/null || say "throttle $1 failed"
+}
+
+tank_state() {
+  local s=$1
+  cap "$s" zpool-status-p-P.txt   "zpool status -p -P tank"
+  cap "$s" zpool-status.txt       "zpool status tank"
+  [ $JSON_OK = 1 ] && cap "$s" zpool-status-j.json "zpool status -j --json-int -p -P tank"
+  cap "$s" zpool-list-Hp.txt      "zpool list -Hp tank"
+}
+
+step_j() {
+  say "j: scrub in progress / paused; permanent errors on a non-redundant pool"
+  g "zpool create -f -o ashift=12 -O compression=off tank '$ATA3' && dd if=/dev/urandom of=/tank/victim.bin bs=1M count=64 status=none && dd if=/dev/urandom of=/tank/other.bin bs=1M count=32 status=none && zpool sync tank" || return 1
+  throttle_rd ata3 1048576
+  g "zpool scrub tank" || return 1
+  wait_status tank 'scrub in progress' 60 || say "no scrub seen"
+  sleep 3
+  tank_state j1-scrubbing
+  cap j2-paused zpool-scrub-p.txt "zpool scrub -p tank"
+  tank_state j2-paused
+  g "zpool scrub tank"
+  throttle_rd ata3 0
+  g "zpool wait -t scrub tank"
+  tank_state j3-scrubbed
+  # overwrite 512 KiB at the on-disk place of victim.bin's 9th record (found with zdb):
+  # disk byte offset = DVA offset + 4 MiB (labels + boot area) + 1 MiB (start of partition 1)
+  local dva
+  dva=$(vm_run "zdb -ddddd tank/ \$(stat -c %i /tank/victim.bin) | awk '\$2 == \"L0\" && ++n == 9 {split(\$3, a, \":\"); print a[2]; exit}'")
+  say "victim.bin record 9 at DVA offset 0x$dva"
+  [ -n "$dva" ] || return 1
+  g "dd if=/dev/urandom of='$ATA3' bs=4096 seek=\$(( (0x$dva + 5242880) / 4096 )) count=128 oflag=direct conv=notrunc status=none" || return 1
+  cap j4-errors zpool-scrub-w.txt "zpool scrub -w tank"
+  tank_state j4-errors
+  cap j4-errors zpool-status-v.txt "zpool status -v tank"
+  cap j4-errors zpool-status-v-p-P.txt "zpool status -v -p -P tank"
+  [ $JSON_OK = 1 ] && cap j4-errors zpool-status-j-v.json "zpool status -j --json-int -v -p -P tank"
+  cap j4-errors zpool-status-x.txt "zpool status -x tank"
+  cap j4-errors zpool-events-v.txt "zpool events -v tank"
+}
+
 readme() {
   local R=$OUT/README.md kver zver qver
   kver=$(cat "$OUT/a.uname-r.txt" 2>/dev/null); zver=$(tr '\n' ' ' < "$OUT/a.version.txt" 2>/dev/null)
@@ -280,7 +324,7 @@ readme() {
     echo "- kernel: \`$kver\` (Debian bookworm), guest hostid 5a776174, hostname zwatch-e2e"
     echo "- $qver, machine q35, $(. "$OUT/.image-env" 2>/dev/null; echo "${ACCEL:-tcg}")"
     echo "- captured: $(date -u +%F)"
-    [ -f "$OUT/.run" ] && echo "- run: $(cat "$OUT/.run")"
+    [ -f "$OUT/.run" ] && echo "- run: $(tr '\n' ' ' < "$OUT/.run")"
     echo
     echo "## Disks"
     echo
@@ -294,10 +338,11 @@ readme() {
     echo
     echo "## Scenario steps"
     echo
-    echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous left."
+    echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous"
+    echo "left; step j only uses its own pool (in this directory it may come from a separate VM boot: see .run)."
     echo
     local s
-    for s in a b d c c2 c3 e f g h i; do
+    for s in a b d c c2 c3 e f g h i j; do
       echo "- **step $s**: ${NOTES[$s]}"
     done
     echo
@@ -319,7 +364,7 @@ main() {
   if [ "${1:-}" = readme ]; then readme; return; fi
   local steps=("$@") own=0
   if [ ${#steps[@]} -eq 0 ]; then
-    steps=(a b d c c2 c3 e f g h i)
+    steps=(a b d c c2 c3 e f g h i j)
     rm -f "$OUT"/* "$MAN" "$OUT/.run"
   fi
   local t0; t0=$(date +%s)
@@ -328,7 +373,11 @@ main() {
   for s in "${steps[@]}"; do
     "step_$s" || say "step $s FAILED"
   done
-  [ ${#@} -eq 0 ] && echo "full capture.sh run of $(( $(date +%s) - t0 )) s (boot to ready ${ZW_BOOT_SECONDS%.*} s, $(cat "$ZW_VM_DIR/accel" 2>/dev/null))" > "$OUT/.run"
+  if [ $# -eq 0 ]; then
+    echo "full capture.sh run of $(( $(date +%s) - t0 )) s (boot to ready ${ZW_BOOT_SECONDS%.*} s, $(cat "$ZW_VM_DIR/accel" 2>/dev/null))" > "$OUT/.run"
+  elif [ $own = 1 ]; then
+    echo "; steps '$*' re-run in a separate boot: $(( $(date +%s) - t0 )) s (boot to ready ${ZW_BOOT_SECONDS%.*} s)" >> "$OUT/.run"
+  fi
   readme
   [ $own = 1 ] && [ -z "${ZW_KEEP_VM:-}" ] && vm_shutdown
   return 0

@@ -42,9 +42,11 @@ func rulePoolCapacity(c *evalCtx, p *zfs.PoolList) {
 }
 
 // usableFullness is how full a pool is for its users. zpool list's CAP
-// counts raw space, parity included, so a raidz pool that refuses writes can
-// show 50 %; the root dataset's used/(used+avail) is what writes see (it also
-// counts ZFS's reserved slop space). The larger of the two is taken.
+// counts raw space — raidz parity, and the slop space ZFS keeps free (1/32
+// of the pool, at least 128 MiB) — so a small pool that refuses writes can
+// show 50 % (testdata/zpool-list/zfs-2.3.2-qemu-small-pool-full-at-slop.*);
+// the root dataset's used/(used+avail) is what writes see. The larger of
+// the two is taken.
 func usableFullness(p *zfs.PoolList, datasets []zfs.Dataset) float64 {
 	pct := p.CapacityPct
 	for _, d := range datasets {

@@ -103,12 +103,13 @@ func TestFullForecast(t *testing.T) {
 	sameList(t, active(e), nil)
 }
 
-// TestFullRaidzPoolByDatasetSpace uses the real OpenZFS 2.3.2 capture of a
-// pool written until ENOSPC: zpool list says 50 % (raw space, parity
-// included) while zfs list shows 0 bytes available. The pool is full.
-func TestFullRaidzPoolByDatasetSpace(t *testing.T) {
-	const dir = "../testdata/captured/zfs-2.3.2/"
-	alerts, err := Eval([]string{dir + "h-full.zpool-list-Hp.txt", dir + "h-full.zfs-list-Hp.txt"}, config.DefaultRules())
+// TestFullPoolByDatasetSpace uses a real OpenZFS 2.3.2 capture of a small
+// pool written until ENOSPC: zpool list says 50 % (raw space, and ZFS keeps
+// at least 128 MiB of slop free) while zfs list shows 0 bytes available.
+// The pool is full.
+func TestFullPoolByDatasetSpace(t *testing.T) {
+	const base = "../testdata/zpool-list/zfs-2.3.2-qemu-small-pool-full-at-slop."
+	alerts, err := Eval([]string{base + "zpool-list-Hp.txt", base + "zfs-list-Hp.txt"}, config.DefaultRules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestFullRaidzPoolByDatasetSpace(t *testing.T) {
 		t.Fatalf("alerts %q", got)
 	}
 	// zpool list alone (no dataset view) cannot see it: the reason for the join.
-	alerts, _ = Eval([]string{dir + "h-full.zpool-list-Hp.txt"}, config.DefaultRules())
+	alerts, _ = Eval([]string{base + "zpool-list-Hp.txt"}, config.DefaultRules())
 	if len(alerts) != 0 {
 		t.Fatalf("zpool list alone: %+v", alerts)
 	}
