@@ -41,6 +41,9 @@ const (
 	// 2TB. The source names families and capacities; the model numbers below
 	// are those families' part numbers.
 	srcToshibaList = "https://www.tomshardware.com/uk/news/toshiba-hard-drives-smr-list-slower"
+	// Western Digital's April 2020 list of its DM-SMR client drives, tabled
+	// by model number (WD Blue 3.5" EZAZ, WD Blue and Black 2.5" SPZX/SPSX).
+	srcWDClientList = "https://wccftech.com/western-digital-officially-states-which-specific-hdd-models-use-smr-technology/"
 )
 
 // smrModels is the one list of known DM-SMR models in zwatch. Add a model
@@ -51,6 +54,11 @@ var smrModels = []SMRModel{
 	{Model: "WD30EFAX", Vendor: "Western Digital", Family: "WD Red 3TB (EFAX)", Source: srcArsRedPlus},
 	{Model: "WD40EFAX", Vendor: "Western Digital", Family: "WD Red 4TB (EFAX)", Source: srcArsRedPlus},
 	{Model: "WD60EFAX", Vendor: "Western Digital", Family: "WD Red 6TB (EFAX)", Source: srcArsRedPlus},
+	{Model: "WD20EZAZ", Vendor: "Western Digital", Family: "WD Blue 2TB (EZAZ)", Source: srcWDClientList},
+	{Model: "WD60EZAZ", Vendor: "Western Digital", Family: "WD Blue 6TB (EZAZ)", Source: srcWDClientList},
+	{Model: "WD10SPZX", Vendor: "Western Digital", Family: "WD Blue 2.5\" 1TB", Source: srcWDClientList},
+	{Model: "WD20SPZX", Vendor: "Western Digital", Family: "WD Blue 2.5\" 2TB", Source: srcWDClientList},
+	{Model: "WD10SPSX", Vendor: "Western Digital", Family: "WD Black 2.5\" 1TB", Source: srcWDClientList},
 
 	{Model: "ST2000DM008", Vendor: "Seagate", Family: "BarraCuda 2TB 3.5\"", Source: srcSeagateList},
 	{Model: "ST3000DM007", Vendor: "Seagate", Family: "BarraCuda 3TB 3.5\"", Source: srcSeagateList},
