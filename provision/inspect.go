@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/smart"
@@ -701,7 +703,7 @@ func (s *inspector) poolChecks() {
 	if len(p.Vdevs) > 0 && p.Vdevs[0].Layout == LayoutRaidz1 {
 		if d := s.diskOf(p.Vdevs[0].Disks[0]); d != nil && d.ID.SizeBytes >= 4e12 {
 			s.add(CheckResult{Check: "layout", Subject: p.Pool, Status: Warn,
-				Reason: fmt.Sprintf("raidz1 of %s disks: while one disk resilvers (a day or more at this size) the pool has no redundancy left, and one unreadable sector on another disk loses a file", humanSize(d.ID.SizeBytes)),
+				Reason: fmt.Sprintf("raidz1 of %s disks: while one disk resilvers (a day or more at this size) the pool has no redundancy left, and one unreadable sector on another disk loses a file", units.Decimal(d.ID.SizeBytes)),
 				Fix:    "use raidz2 (or mirrors) for disks of 4 TB and more"})
 		}
 	}
@@ -754,7 +756,7 @@ func (s *inspector) checkSizes(path string, v VdevSpec) {
 		return
 	}
 	if (hi-lo)*100 <= hi {
-		s.add(CheckResult{Check: "sizes", Subject: path, Status: Pass, Reason: fmt.Sprintf("disk sizes within 1 %% of each other (%s)", humanSize(lo))})
+		s.add(CheckResult{Check: "sizes", Subject: path, Status: Pass, Reason: fmt.Sprintf("disk sizes within 1 %% of each other (%s)", units.Decimal(lo))})
 		return
 	}
 	var lost uint64
@@ -762,7 +764,7 @@ func (s *inspector) checkSizes(path string, v VdevSpec) {
 		lost += d.ID.SizeBytes - lo
 	}
 	s.add(CheckResult{Check: "sizes", Subject: path, Status: Warn,
-		Reason: fmt.Sprintf("disk sizes differ from %s to %s: every disk of a %s is used only up to the smallest, so %s of raw capacity is lost", humanSize(lo), humanSize(hi), v.Layout, humanSize(lost)),
+		Reason: fmt.Sprintf("disk sizes differ from %s to %s: every disk of a %s is used only up to the smallest, so %s of raw capacity is lost", units.Decimal(lo), units.Decimal(hi), v.Layout, units.Decimal(lost)),
 		Fix:    "use disks of the same size in a vdev; the space comes back (autoexpand=on) once the small disks are replaced"})
 }
 

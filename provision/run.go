@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/zfs"
@@ -113,7 +115,7 @@ func PrintInspection(w io.Writer, in *Inspection) {
 			if id.Serial != "" {
 				f = append(f, "serial "+id.Serial)
 			}
-			f = append(f, humanSize(id.SizeBytes))
+			f = append(f, units.Decimal(id.SizeBytes))
 			f = append(f, fmt.Sprintf("sectors %d logical / %d physical", id.LogicalSector, id.PhysicalSector))
 			if id.Transport != "" {
 				f = append(f, id.Transport)

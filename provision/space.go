@@ -2,24 +2,10 @@ package provision
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-)
 
-// humanSize prints bytes the way disks are sold: decimal TB/GB, three
-// significant digits (4000787030016 → "4 TB").
-func humanSize(b uint64) string {
-	units := []struct {
-		div  float64
-		name string
-	}{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}}
-	for _, u := range units {
-		if float64(b) >= u.div {
-			return strconv.FormatFloat(float64(b)/u.div, 'g', 3, 64) + " " + u.name
-		}
-	}
-	return fmt.Sprintf("%d B", b)
-}
+	"github.com/zwatch/zwatch/units"
+)
 
 // binSize prints a block size as ZFS does: 512, 4K, 128K, 1M.
 func binSize(b uint64) string {
@@ -74,7 +60,7 @@ func LayoutSummary(vdevs []VdevSpec, sizes []uint64) string {
 		}
 	}
 	v := vdevs[0]
-	shape := fmt.Sprintf("%s of %d × %s", v.Layout, len(v.Disks), humanSize(smallest))
+	shape := fmt.Sprintf("%s of %d × %s", v.Layout, len(v.Disks), units.Decimal(smallest))
 	if len(vdevs) > 1 {
 		shape = fmt.Sprintf("%d × %s", len(vdevs), shape)
 	}
@@ -85,7 +71,7 @@ func LayoutSummary(vdevs []VdevSpec, sizes []uint64) string {
 	if len(vdevs) > 1 && tol > 0 {
 		fails += fmt.Sprintf(" (up to %d in each of the %d vdevs)", tol, len(vdevs))
 	}
-	return fmt.Sprintf("%s: %s usable, %s", shape, humanSize(usable), fails)
+	return fmt.Sprintf("%s: %s usable, %s", shape, units.Decimal(usable), fails)
 }
 
 // RaidzAlloc is how raidz stores one block: data and parity sectors and

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -129,7 +131,7 @@ func sizeReasons(d disk.Identity, t Target) []Reason {
 	case t.MinSize > 0 && d.SizeBytes < t.MinSize:
 		return []Reason{{Code: CodeTooSmall,
 			Text: fmt.Sprintf("it is too small: %s (%d bytes), the vdev needs at least %s (%d bytes)",
-				humanBytes(d.SizeBytes), d.SizeBytes, humanBytes(t.MinSize), t.MinSize),
+				units.Decimal(d.SizeBytes), d.SizeBytes, units.Decimal(t.MinSize), t.MinSize),
 			Fix: "use a disk at least as large as the smallest disk of the vdev; nominally equal sizes can differ by a few MB between models"}}
 	}
 	return nil
@@ -281,18 +283,4 @@ func topVdevOf(p *zfs.Pool, leaf *zfs.Vdev) *zfs.Vdev {
 		}
 	}
 	return nil
-}
-
-// humanBytes prints a size the way disk labels do (decimal units).
-func humanBytes(n uint64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/zfs"
@@ -202,7 +204,7 @@ func identityLines(id disk.Identity, absent bool) string {
 	line("serial", id.Serial)
 	line("model", id.Model)
 	if id.SizeBytes > 0 {
-		line("size", fmt.Sprintf("%s (%d bytes)", humanBytes(id.SizeBytes), id.SizeBytes))
+		line("size", fmt.Sprintf("%s (%d bytes)", units.Decimal(id.SizeBytes), id.SizeBytes))
 	}
 	line("WWN", id.WWN)
 	if id.Kernel != "" && !absent && !id.Absent {
@@ -253,7 +255,7 @@ func findNewStep(p plan, r *alert.Replacement, o GuideOptions) []Step {
 	}
 	need := "at least as large as the disk it replaces"
 	if r.Disk != nil && r.Disk.SizeBytes > 0 {
-		need = fmt.Sprintf("at least %s (%d bytes)", humanBytes(r.Disk.SizeBytes), r.Disk.SizeBytes)
+		need = fmt.Sprintf("at least %s (%d bytes)", units.Decimal(r.Disk.SizeBytes), r.Disk.SizeBytes)
 	}
 	if p.freeBSD {
 		return []Step{{Title: "Find the new disk's name",

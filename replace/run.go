@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/zwatch/zwatch/disk"
@@ -322,7 +324,7 @@ func leafNamed(leaf *zfs.Vdev, name string) bool {
 func (r *run) showCandidates(cands []Candidate, t Target) {
 	need := "unknown (no member's size is known)"
 	if t.MinSize > 0 {
-		need = fmt.Sprintf("%s (%d bytes)", humanBytes(t.MinSize), t.MinSize)
+		need = fmt.Sprintf("%s (%d bytes)", units.Decimal(t.MinSize), t.MinSize)
 	}
 	fmt.Fprintf(r.Out, "\nCandidate new disks (need at least %s):\n", need)
 	if len(cands) == 0 {
@@ -332,7 +334,7 @@ func (r *run) showCandidates(cands []Candidate, t Target) {
 	for i, c := range cands {
 		d := c.Disk
 		fmt.Fprintf(r.Out, "  [%d] %s  %s  %s  %s  serial %s\n", i+1, firstNonEmpty(c.Device, d.Kernel),
-			firstNonEmpty(d.Kernel, "-"), humanBytes(d.SizeBytes), firstNonEmpty(d.Model, "-"), firstNonEmpty(d.Serial, "-"))
+			firstNonEmpty(d.Kernel, "-"), units.Decimal(d.SizeBytes), firstNonEmpty(d.Model, "-"), firstNonEmpty(d.Serial, "-"))
 		if c.Usable {
 			fmt.Fprintln(r.Out, "      usable")
 		}
@@ -526,27 +528,13 @@ func (r *run) follow(ctx context.Context, pool string) (*zfs.Pool, error) {
 func scanDetail(s zfs.Scan) string {
 	rate := "rate unknown"
 	if s.RateBytes > 0 {
-		rate = humanIEC(s.RateBytes) + "/s" // binary units, as zpool prints them
+		rate = units.IEC(s.RateBytes) + "/s" // binary units, as zpool prints them
 	}
 	eta := "no estimate yet"
 	if s.ETASeconds > 0 {
 		eta = (time.Duration(s.ETASeconds) * time.Second).String() + " to go"
 	}
 	return fmt.Sprintf("%.2f%% resilvered, %s, %s", s.PercentDone, rate, eta)
-}
-
-// humanIEC prints n in binary units (KiB, MiB, ...).
-func humanIEC(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // hasReplacing reports whether any vdev of p is a replacing group.

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -33,6 +35,6 @@ func ruleARCHitRatio(c *evalCtx, a *zfs.ARC) {
 	c.emit(cond{name: nameARCHitRatio, severity: alert.Warning,
 		labels:   map[string]string{},
 		summary:  fmt.Sprintf("ARC hit ratio %.0f%% is below %.0f%%", *a.HitRatio*100, min*100),
-		desc:     fmt.Sprintf("Only %.0f%% of reads were served from the ARC (size %s of target %s). More RAM or an L2ARC may help.", *a.HitRatio*100, bytesText(a.SizeBytes), bytesText(a.TargetBytes)),
+		desc:     fmt.Sprintf("Only %.0f%% of reads were served from the ARC (size %s of target %s). More RAM or an L2ARC may help.", *a.HitRatio*100, units.IEC(a.SizeBytes), units.IEC(a.TargetBytes)),
 		evidence: map[string]string{"hit_ratio": fmt.Sprintf("%.3f", *a.HitRatio)}})
 }

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -37,7 +39,7 @@ func rulePoolCapacity(c *evalCtx, p *zfs.PoolList) {
 	c.emit(cond{name: namePoolCapacity, severity: sev, pool: p.Name, labels: labels,
 		summary: fmt.Sprintf("pool %s is %.0f%% full", p.Name, pct),
 		desc: fmt.Sprintf("Pool %s is %.0f%% full (%s free). ZFS slows down past 80%% and can wedge near 100%%; free space or add a vdev. Snapshots hold space: check `zfs list -t snapshot -o name,used -s used`.",
-			p.Name, pct, bytesText(p.FreeBytes)),
+			p.Name, pct, units.IEC(p.FreeBytes)),
 		evidence: ev})
 }
 
@@ -97,6 +99,6 @@ func ruleDatasetQuota(c *evalCtx, d *zfs.Dataset) {
 		labels:  map[string]string{"pool": pool, "dataset": d.Name},
 		summary: fmt.Sprintf("dataset %s is %.0f%% of its quota", d.Name, pct),
 		desc: fmt.Sprintf("%s has %s left of its %s quota; writes will fail when it runs out. Raise it with `zfs set quota=` or free space.",
-			d.Name, bytesText(avail), bytesText(limit)),
+			d.Name, units.IEC(avail), units.IEC(limit)),
 		evidence: map[string]string{"used_bytes": itoa(d.UsedBytes), "avail_bytes": itoa(d.AvailBytes), "limit_bytes": itoa(limit)}})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -64,7 +66,7 @@ func ruleScrub(c *evalCtx, p *zfs.Pool) {
 				evidence: ev})
 		} else {
 			c.emit(cond{name: nameScrubErrors, severity: alert.Warning, pool: p.Name, labels: labels, news: news,
-				summary:  fmt.Sprintf("scrub of %s repaired %s", p.Name, bytesText(s.RepairedBytes)),
+				summary:  fmt.Sprintf("scrub of %s repaired %s", p.Name, units.IEC(s.RepairedBytes)),
 				desc:     fmt.Sprintf("The last scrub of %s found and repaired bad data: a device returned wrong blocks. Check which device's CKSUM counter rose and its SMART data.", p.Name),
 				evidence: ev})
 		}
@@ -88,17 +90,4 @@ func fmtDur(d time.Duration) string {
 		return d.Truncate(time.Second).String()
 	}
 	return d.Truncate(time.Minute).String()
-}
-
-func bytesText(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%dB", b)
-	}
-	div, exp := uint64(unit), 0
-	for n := b / unit; n >= unit; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }

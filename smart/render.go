@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zwatch/zwatch/units"
 )
 
 // Render writes the human-readable form of a report, as
@@ -59,7 +61,7 @@ func renderIdentity(p *printer, r *Report) {
 	p.kv("Transport", r.Transport)
 	p.kv("By-id", r.ByID)
 	if r.SizeBytes > 0 {
-		p.kv("Capacity", fmt.Sprintf("%s (%d bytes)", humanBytes(r.SizeBytes), r.SizeBytes))
+		p.kv("Capacity", fmt.Sprintf("%s (%d bytes)", units.Decimal(r.SizeBytes), r.SizeBytes))
 	}
 	if r.LogicalSector > 0 {
 		p.kv("Sector size", fmt.Sprintf("%d logical, %d physical", r.LogicalSector, r.PhysicalSector))
@@ -189,15 +191,4 @@ func rotationText(rpm int) string {
 		return "rotating, speed unknown"
 	}
 	return fmt.Sprintf("%d rpm", rpm)
-}
-
-// humanBytes uses decimal units, as disk labels do.
-func humanBytes(b uint64) string {
-	units := []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
-	v, i := float64(b), 0
-	for v >= 1000 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	return fmt.Sprintf("%.3g %s", v, units[i])
 }

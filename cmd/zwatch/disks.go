@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/spf13/cobra"
 
 	"github.com/zwatch/zwatch/collectors"
@@ -178,7 +180,7 @@ func renderDisks(w io.Writer, rows []diskRow) {
 			test = r.SelfTest.Type + ": " + r.SelfTest.Status
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", firstNonEmpty(filepath.Base(r.ByID), "-"), r.Device,
-			firstNonEmpty(r.Model, "-"), firstNonEmpty(r.Serial, "-"), humanBytes(r.SizeBytes), temp, health, member, test)
+			firstNonEmpty(r.Model, "-"), firstNonEmpty(r.Serial, "-"), units.Decimal(r.SizeBytes), temp, health, member, test)
 	}
 	tw.Flush()
 }
@@ -204,19 +206,4 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-// humanBytes prints sizes the way disk labels do (decimal units).
-func humanBytes(n uint64) string {
-	if n == 0 {
-		return "-"
-	}
-	units := []string{"B", "kB", "MB", "GB", "TB", "PB"}
-	f := float64(n)
-	i := 0
-	for f >= 1000 && i < len(units)-1 {
-		f /= 1000
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# scenarios.sh — zwatch end-to-end scenarios against real OpenZFS in the e2e VM.
+#
+# Sourced by e2e/run.sh (which boots the VM, builds and shares the binaries and calls
+# the functions below); can also be sourced by hand against a VM booted with e2e/vm.sh:
+#
+#   source e2e/vm.sh; source e2e/scenarios.sh; e2e_setup; sc_provision; sc_offline
+#
+# Every scenario asserts what a person receives: the JSON bodies zwatch's webhook channel
+# POSTs to the sink (e2e/sink) running in the guest, which appends one line per body to
+# $ZW_VM_DIR/share/out/sink.jsonl ({"recv_ns": guest receive time, "payload": ...}).
+# Latencies are measured on the guest clock (sink receive time minus a guest timestamp
+# taken right before the fault), unless said otherwise.
+#
+# Results: $E2E_OUT/results.tsv (scenario, check, PASS/FAIL, detail) and
+# $E2E_OUT/figures.tsv (scenario, metric, value, unit, how).
+
+E2E_SHARE=$ZW_VM_DIR/share
+E2E_OUT=${ZW_E2E_OUT:-/var/tmp/zwatch-e2e-out}
+E2E_SINK=$E2E_SHARE/out/sink.jsonl
+E2E_FAILS=${E2E_FAILS:-0}
+G=/mnt/host                # the share, as the guest sees it
+D=/dev/disk/by-id
+# vault: raidz2 over six disks of three kinds (as in capture.sh step a)
+V_SD1=scsi-35000c500a0000001     # hot-unplugged (qdev sd1)
+V_SD2=wwn-0x5000c500a0000002
+V_VD1=virtio-ZWV0001             # offline/online
+V_VD2=virtio-ZWV0002             # corrupted
+V_ATA1=ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001
+V_ATA2=ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000002
+SPARE=wwn-0x5000c500a0000003     # the replacement (qdev sd3)
+SMALL=virtio-ZWV0006             # 2 GiB: capacity pool
+
+say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+ok() { # scenario check detail
+  printf '%s\t%s\tPASS\t%s\n' "$1" "$2" "${3:-}" >> "$E2E_OUT/results.tsv"
+  say "PASS $1: $2${3:+ ($3)}"
+}
+bad() {
+  printf '%s\t%s\tFAIL\t%s\n' "$1" "$2" "${3:-}" >> "$E2E_OUT/results.tsv"
+  say "FAIL $1: $2${3:+ ($3)}"
+  E2E_FAILS=$((E2E_FAILS + 1))
+}
+check() { # scenario check command... : PASS if the command succeeds
+  local s=$1 c=$2; shift 2
+  if "$@"; then ok "$s" "$c"; else bad "$s" "$c"; fi
+}
+figure() { # scenario metric value unit how
+  printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$E2E_OUT/figures.tsv"
+  say "FIGURE $1: $2 = $3 $4"
+}
+g() { # run a guest command; print its output on failure
+  local o rc; o=$(vm_run "$1" 2>&1); rc=$?
+  [ $rc -ne 0 ] && { say "guest command failed rc=$rc: $1"; printf '%s\n' "$o" | tail -20 >&2; }
+  return $rc
+}
+gnow() { vm_run 'date +%s%N'; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.0f", (a-b)/1e6}'; }
+sink() { "$E2E_SHARE/bin/sink" find "$E2E_SINK" "$@"; }
+
+# wait_note TIMEOUT_S FIND-ARGS... : wait until the sink holds a matching notification;
+# prints its guest receive time (ns); status 1 on timeout
+wait_note() {
+  local t=$1 r end; shift
+  end=$(( $(date +%s) + t ))
+  while :; do
+    if r=$(sink "$@"); then echo "${r%% *}"; return 0; fi
+    (( $(date +%s) >= end )) && return 1
+    sleep 0.1
+  done
+}
+
+dump_notes() { # after-ns: the notifications since then, compact, for the log
+  sink --after "$1" --json 2>/dev/null | jq -c '{status, severity, summary, alerts: [.notification.alerts[] | "\(.name)/\(.state)/\(.severity) \(.summary)"]}' >&2
+}
+
+# ------------------------------------------------------------------ setup
+e2e_config() {
+  cat <<EOF
+host: e2e
+state_dir: /var/lib/zwatch-e2e
+log: {level: info, format: text}
+zfs:
+  list_interval: 2s
+  status_interval: 5s
+  follow_events: true
+smart:
+  interval: 1m
+rules:
+  # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
+  for: {PoolCapacity: 0s}
+notify:
+  console: true
+  channels:
+    - name: sink
+      type: webhook
+      url: http://127.0.0.1:9099/zwatch
+      min_severity: info
+EOF
+}
+
+# e2e_setup: binaries are in $E2E_SHARE/bin (run.sh puts them there); start sink + zwatch
+e2e_setup() {
+  mkdir -p "$E2E_OUT" "$E2E_SHARE/out"
+  : > "$E2E_OUT/results.tsv"; : > "$E2E_OUT/figures.tsv"
+  e2e_config > "$E2E_SHARE/zwatch.yaml"
+  g "$G/bin/zwatch check-config $G/zwatch.yaml >/dev/null" || { bad setup "zwatch check-config"; return 1; }
+  E2E_SINK_JOB=$(vm_spawn "exec $G/bin/sink serve 127.0.0.1:9099 $G/out/sink.jsonl 2>>$G/out/sink.log")
+  g "for i in \$(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/9099) 2>/dev/null && exit 0; sleep 0.1; done; exit 1" \
+    || { bad setup "sink listening"; return 1; }
+  zw_start
+}
+
+zw_start() {
+  E2E_ZW_JOB=$(vm_spawn "exec $G/bin/zwatch run --config $G/zwatch.yaml >>$G/out/zwatch.log 2>&1")
+  # ready when the first healthy status poll is logged or the process has been up 5 s
+  g "for i in \$(seq 10); do pgrep -x zwatch >/dev/null || exit 1; sleep 0.2; done" || { bad setup "zwatch stays up"; tail -20 "$E2E_SHARE/out/zwatch.log" >&2; return 1; }
+}
+
+zw_stop() { vm_stop "$E2E_ZW_JOB" >/dev/null 2>&1; }
+
+e2e_teardown() {
+  [ -n "${E2E_ZW_JOB:-}" ] && zw_stop
+  [ -n "${E2E_SINK_JOB:-}" ] && vm_stop "$E2E_SINK_JOB" >/dev/null 2>&1
+  cp -f "$E2E_SHARE/out/"* "$E2E_OUT/" 2>/dev/null
+  return 0
+}
+
+# ------------------------------------------------------------------ scenarios
+# 1. provision vault
+sc_provision() {
+  local s=provision t0 t1
+  t0=$(date +%s%N)
+  vm_run "$G/bin/zwatch provision --pool vault --layout raidz2 $D/$V_SD1 $D/$V_SD2 $D/$V_VD1 $D/$V_VD2 $D/$V_ATA1 $D/$V_ATA2 --dataset pictures:recordsize=1M,compression=lz4 --dataset storage --dataset backup:compression=zstd-1 --apply --yes" \
+    > "$E2E_OUT/provision.out" 2>&1
+  local rc=$?; t1=$(date +%s%N)
+  [ $rc = 0 ] && ok $s "zwatch provision --apply exit 0" || { bad $s "zwatch provision --apply exit 0" "rc=$rc, see provision.out"; tail -30 "$E2E_OUT/provision.out" >&2; return 1; }
+  figure $s "zwatch provision --apply (6 disks, 3 datasets)" "$(ms "$t1" "$t0")" ms "host clock, includes ~0.7 s vm.sh round trip"
+  vm_run "zpool status vault" > "$E2E_OUT/provision.zpool-status.txt"
+  local st; st=$(cat "$E2E_OUT/provision.zpool-status.txt")
+  check $s "zpool status: raidz2-0" grep -q '^[[:space:]]*raidz2-0[[:space:]]\+ONLINE' <<<"$st"
+  local d miss=""
+  for d in $V_SD1 $V_SD2 $V_VD1 $V_VD2 $V_ATA1 $V_ATA2; do grep -q "^[[:space:]]*$d[[:space:]]\+ONLINE" <<<"$st" || miss+=" $d"; done
+  [ -z "$miss" ] && ok $s "zpool status: the six by-id names under raidz2-0" || bad $s "zpool status: by-id names" "missing:$miss"
+  local v
+  v=$(vm_run "zpool get -Hp -o value ashift vault"); [ "$v" = 12 ] && ok $s "ashift 12" || bad $s "ashift 12" "got '$v'"
+  v=$(vm_run "zfs get -H -o value recordsize,compression vault/pictures | tr '\n' ' '")
+  [ "$v" = "1M lz4 " ] && ok $s "vault/pictures recordsize=1M compression=lz4" || bad $s "vault/pictures properties" "got '$v'"
+  v=$(vm_run "zfs get -H -o value compression vault/backup")
+  [ "$v" = zstd-1 ] && ok $s "vault/backup compression=zstd-1" || bad $s "vault/backup compression" "got '$v'"
+  check $s "vault/storage exists" g "zfs list -H vault/storage >/dev/null"
+  # some data, so scrub/resilver have something to do (small: TCG)
+  g "dd if=/dev/urandom of=/vault/pictures/img0.raw bs=1M count=48 status=none && zpool sync vault"
+  # zwatch must say nothing about a healthy new pool (the first status poll sees it within 5 s)
+  sleep 8
+  local n; n=$(sink --count --status firing --contains vault)
+  [ "$n" = 0 ] && ok $s "no page for the healthy new pool" || { bad $s "no page for the healthy new pool" "$n firing notification(s)"; dump_notes 0; }
+}
+
+# 2. offline -> warning "can lose 1 more disk"; online -> resolved
+sc_offline() {
+  local s=offline t0 tn tr
+  t0=$(vm_run "date +%s%N; zpool offline vault $V_VD1 >&2")
+  if tn=$(wait_note 30 --after "$t0" --status firing --contains "$V_VD1" --contains "can lose 1 more disk"); then
+    ok $s "warning naming $V_VD1 and 'can lose 1 more disk'" "$(ms "$tn" "$t0") ms"
+    figure $s "zpool offline -> notification in the sink" "$(ms "$tn" "$t0")" ms "guest clock: date before zpool offline -> sink receive"
+    local sev; sev=$(sink --after "$t0" --status firing --contains "$V_VD1" --json | head -1 | jq -r .severity)
+    [ "$sev" = warning ] && ok $s "severity warning" || bad $s "severity warning" "got $sev"
+  else
+    bad $s "warning naming $V_VD1 and 'can lose 1 more disk'" "none within 30 s"; dump_notes "$t0"
+  fi
+  sleep 2
+  t0=$(vm_run "date +%s%N; zpool online vault $V_VD1 >&2")
+  if tr=$(wait_note 60 --after "$t0" --status resolved --contains vault); then
+    ok $s "resolved after zpool online" "$(ms "$tr" "$t0") ms"
+    figure $s "zpool online -> resolved notification" "$(ms "$tr" "$t0")" ms "guest clock (includes the short resilver)"
+  else
+    bad $s "resolved after zpool online" "none within 60 s"; dump_notes "$t0"
+  fi
+  g "zpool wait -t resilver vault"
+}
+
+# 3. hot-unplug sd1 -> notification with the replacement guide
+sc_unplug() {
+  local s=unplug dev t_host0 t_gone tn id
+  dev=$(vm_run "basename \$(readlink -f $D/$V_SD1)")
+  # a guest-side watcher gives the moment the kernel drops the disk (guest clock)
+  id=$(vm_spawn "while [ -e /sys/block/$dev ]; do sleep 0.01; done; date +%s%N")
+  sleep 1
+  t_host0=$(date +%s%N)
+  vm_qmp '{"execute":"device_del","arguments":{"id":"sd1"}}' >/dev/null || { bad $s "QMP device_del sd1"; return 1; }
+  t_gone=$(vm_wait "$id" 30)
+  if tn=$(wait_note 30 --after "$((t_gone - 5000000000))" --status firing --contains "$V_SD1" --contains "zpool replace vault"); then
+    local t_host1; t_host1=$(date +%s%N)
+    ok $s "page naming $V_SD1 with the replacement guide (zpool replace vault ...)" "$(ms "$tn" "$t_gone") ms after the kernel dropped the disk"
+    figure $s "device_del -> notification in the sink" "$(ms "$tn" "$t_gone")" ms "guest clock: /sys/block/$dev gone -> sink receive"
+    figure $s "device_del -> notification seen by the host" "$(ms "$t_host1" "$t_host0")" ms "host clock: QMP sent -> matching line read from the 9p share"
+    E2E_UNPLUG_NOTE=$(sink --after "$((t_gone - 5000000000))" --status firing --contains "$V_SD1" --contains "zpool replace vault" --json | head -1)
+    printf '%s\n' "$E2E_UNPLUG_NOTE" | jq . > "$E2E_OUT/unplug.notification.json"
+    local t; t=$(jq -r .text <<<"$E2E_UNPLUG_NOTE")
+    grep -q 'REMOVED' <<<"$t" && ok $s "text says REMOVED" || bad $s "text says REMOVED" "$(head -3 <<<"$t")"
+  else
+    bad $s "page naming $V_SD1 with 'zpool replace vault'" "none within 30 s"; dump_notes "$((t_gone - 5000000000))"
+  fi
+}
+
+# 7. restart zwatch while the unplug alert fires -> no second page
+sc_restart() {
+  local s=restart t0 n
+  t0=$(gnow)
+  zw_stop
+  zw_start || return 1
+  # status_interval 5 s, group_wait 10 s: 25 s covers several polls and a group flush
+  sleep 25
+  n=$(sink --count --after "$t0" --status firing --contains "$V_SD1")
+  [ "$n" = 0 ] && ok $s "no second page for the firing unplug alert after kill -TERM + start" \
+    || { bad $s "no second page after restart" "$n firing notification(s) naming $V_SD1"; dump_notes "$t0"; }
+  local rss
+  rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
+  figure $s "zwatch VmRSS after restart + 25 s" "$((rss / 1024))" MiB "/proc/PID/status, 2.3.2 guest, 1 pool"
+}
+
+# 6. the guide from the unplug alert, executed: zwatch replace ... --new SPARE --yes
+sc_replace() {
+  local s=replace cmd old t0 tr
+  # the guide names the old disk; take the zpool replace line it shows and run zwatch replace with its OLD
+  old=$(jq -r '.text' <<<"${E2E_UNPLUG_NOTE:-{}}" | grep -o 'zpool replace vault [^ `]*' | head -1 | awk '{print $4}')
+  [ -n "$old" ] || old=$V_SD1
+  say "replace: old device from the guide: $old"
+  t0=$(gnow)
+  cmd="$G/bin/zwatch replace vault $old --new $D/$SPARE --yes"
+  if vm_run "$cmd" > "$E2E_OUT/replace.out" 2>&1; then
+    ok $s "zwatch replace vault $old --new $SPARE --yes exit 0"
+  else
+    bad $s "zwatch replace exit 0" "see replace.out"; tail -20 "$E2E_OUT/replace.out" >&2; return 1
+  fi
+  local t1; t1=$(gnow)
+  figure $s "zwatch replace (resilver followed to the end)" "$(ms "$t1" "$t0")" ms "guest clock"
+  grep -qi 'resilver' "$E2E_OUT/replace.out" && ok $s "resilver followed" || bad $s "resilver followed" "no 'resilver' in replace.out"
+  local h; h=$(vm_run "zpool list -H -o health vault")
+  [ "$h" = ONLINE ] && ok $s "vault ONLINE" || bad $s "vault ONLINE" "got $h"
+  vm_run "zpool status vault" > "$E2E_OUT/replace.zpool-status.txt"
+  grep -q "$SPARE" "$E2E_OUT/replace.zpool-status.txt" && ok $s "$SPARE in vault" || bad $s "$SPARE in vault"
+  if tr=$(wait_note 60 --after "$t0" --status resolved --contains "$V_SD1"); then
+    ok $s "resolved notice for $V_SD1" "$(ms "$tr" "$t1") ms after zwatch replace returned"
+  else
+    bad $s "resolved notice for $V_SD1" "none within 60 s"; dump_notes "$t0"
+  fi
+}
+
+# 4. garbage over the middle of one disk, scrub -> checksum errors + scrub repaired
+sc_scrub() {
+  local s=scrub t0 tn
+  g "dd if=/dev/urandom of=$D/$V_VD2 bs=1M seek=12 count=4 oflag=direct conv=notrunc status=none" || { bad $s "dd"; return 1; }
+  t0=$(gnow)
+  vm_run "zpool scrub -w vault" >/dev/null 2>&1
+  local t1; t1=$(gnow)
+  figure $s "zpool scrub -w (48 MB raidz2, 4 MiB garbage)" "$(ms "$t1" "$t0")" ms "guest clock"
+  vm_run "zpool status vault" > "$E2E_OUT/scrub.zpool-status.txt"
+  if tn=$(wait_note 30 --after "$t0" --alert VdevErrors=firing --contains "$V_VD2"); then
+    ok $s "checksum-error alert naming $V_VD2" "$(ms "$tn" "$t1") ms after scrub -w returned"
+  else
+    bad $s "checksum-error alert (VdevErrors) naming $V_VD2" "none within 30 s"; dump_notes "$t0"
+  fi
+  if tn=$(wait_note 30 --after "$t0" --alert ScrubErrors --contains "repaired"); then
+    ok $s "'scrub repaired' notice" "$(ms "$tn" "$t1") ms after scrub -w returned"
+  else
+    bad $s "'scrub repaired' notice (ScrubErrors)" "none within 30 s"; dump_notes "$t0"
+  fi
+}
+
+# 8. small pool on the 2 GiB disk filled past 90 % -> critical capacity alert
+sc_capacity() {
+  local s=capacity t0 tn
+  g "zpool create -f -o ashift=12 -O compression=off small $D/$SMALL" || { bad $s "zpool create small"; return 1; }
+  sleep 6
+  t0=$(gnow)
+  g "dd if=/dev/zero of=/small/fill bs=1M status=none 2>/dev/null; zpool sync small; true"
+  local t1 cap; t1=$(gnow); cap=$(vm_run "zpool list -Hp -o capacity small")
+  figure $s "fill 'small' until ENOSPC" "$(ms "$t1" "$t0")" ms "guest clock; capacity $cap %"
+  if tn=$(wait_note 60 --after "$t0" --alert PoolCapacity=firing --contains small --severity critical); then
+    ok $s "critical capacity alert for small ($cap %)" "$(ms "$tn" "$t1") ms after the fill ended"
+    figure $s "fill ended -> critical capacity notification" "$(ms "$tn" "$t1")" ms "guest clock, rules.for.PoolCapacity=0s, list_interval 2s"
+  else
+    bad $s "critical PoolCapacity for small" "none within 60 s (capacity $cap %)"; dump_notes "$t0"
+  fi
+}
+
+# 5. NVMe critical warning -> critical SMART alert (smart.interval 1m)
+sc_nvme() {
+  local s=nvme t0 tn t_host0
+  t0=$(gnow); t_host0=$(date +%s%N)
+  vm_qmp '{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":4}}' >/dev/null \
+    || { bad $s "QMP qom-set"; return 1; }
+  if tn=$(wait_note 90 --after "$t0" --status firing --severity critical --contains ZWNVME0001); then
+    local t_host1; t_host1=$(date +%s%N)
+    local names; names=$(sink --after "$t0" --status firing --severity critical --contains ZWNVME0001 --json | head -1 | jq -r '[.notification.alerts[].name] | join(",")')
+    ok $s "critical SMART alert for ZWNVME0001 ($names)" "$(ms "$tn" "$t0") ms"
+    figure $s "qom-set smart_critical_warning -> critical notification" "$(ms "$tn" "$t0")" ms "guest clock (gnow ~0.5 s before the QMP); bounded by smart.interval 1m"
+  else
+    bad $s "critical SMART alert for ZWNVME0001" "none within 90 s"; dump_notes "$t0"
+  fi
+}
+
+# poll cost: zpool's own time vs zwatch's parse of the same output (in the guest)
+sc_pollcost() {
+  local s=pollcost
+  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e zpool status -j --json-int -p -P >/tmp/st.json; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zpool-status-j.txt" 2>&1
+  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e zpool list -Hp >/dev/null; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zpool-list.txt" 2>&1
+  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e $G/bin/zwatch status --input /tmp/st.json --json >/dev/null; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zwatch-parse.txt" 2>&1
+  figure $s "zpool status -j --json-int -p -P (median of 5)" "$(cat "$E2E_OUT/pollcost.zpool-status-j.txt")" s "guest, /usr/bin/time"
+  figure $s "zpool list -Hp (median of 5)" "$(cat "$E2E_OUT/pollcost.zpool-list.txt")" s "guest, /usr/bin/time"
+  figure $s "zwatch status --input (same JSON; process start + parse + render, median of 5)" "$(cat "$E2E_OUT/pollcost.zwatch-parse.txt")" s "guest, /usr/bin/time"
+  local rss; rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
+  figure $s "zwatch VmRSS at the end of the run" "$((rss / 1024))" MiB "/proc/PID/status"
+  local cpu; cpu=$(vm_run "p=\$(pgrep -x zwatch); awk '{print \$14+\$15}' /proc/\$p/stat; getconf CLK_TCK; awk '{print \$22}' /proc/\$p/stat; awk '{print \$1}' /proc/uptime" | tr '\n' ' ')
+  figure $s "zwatch CPU time / wall time since its (re)start" "$(awk -v a="$cpu" 'BEGIN{split(a,x," "); up=x[4]-x[3]/x[2]; printf "%.1f s / %.0f s", x[1]/x[2], up}')" "" "/proc/PID/stat utime+stime; includes the scenarios' burst of polls"
+}
