@@ -22,7 +22,8 @@ E2E_FAILS=${E2E_FAILS:-0}
 G=/mnt/host                # the share, as the guest sees it
 D=/dev/disk/by-id
 # vault: raidz2 over six disks of three kinds (as in capture.sh step a)
-V_SD1=scsi-35000c500a0000001     # hot-unplugged (qdev sd1)
+V_SD1_ARG=scsi-35000c500a0000001 # hot-unplugged (qdev sd1); named so on the provision command line,
+V_SD1=wwn-0x5000c500a0000001     # ... and zwatch provision prefers the wwn- name of the same disk
 V_SD2=wwn-0x5000c500a0000002
 V_VD1=virtio-ZWV0001             # offline/online
 V_VD2=virtio-ZWV0002             # corrupted
@@ -131,7 +132,7 @@ e2e_teardown() {
 sc_provision() {
   local s=provision t0 t1
   t0=$(date +%s%N)
-  vm_run "$G/bin/zwatch provision --pool vault --layout raidz2 $D/$V_SD1 $D/$V_SD2 $D/$V_VD1 $D/$V_VD2 $D/$V_ATA1 $D/$V_ATA2 --dataset pictures:recordsize=1M,compression=lz4 --dataset storage --dataset backup:compression=zstd-1 --apply --yes" \
+  vm_run "$G/bin/zwatch provision --pool vault --layout raidz2 $D/$V_SD1_ARG $D/$V_SD2 $D/$V_VD1 $D/$V_VD2 $D/$V_ATA1 $D/$V_ATA2 --dataset pictures:recordsize=1M,compression=lz4 --dataset storage --dataset backup:compression=zstd-1 --apply --yes" \
     > "$E2E_OUT/provision.out" 2>&1
   local rc=$?; t1=$(date +%s%N)
   [ $rc = 0 ] && ok $s "zwatch provision --apply exit 0" || { bad $s "zwatch provision --apply exit 0" "rc=$rc, see provision.out"; tail -30 "$E2E_OUT/provision.out" >&2; return 1; }
@@ -139,9 +140,14 @@ sc_provision() {
   vm_run "zpool status vault" > "$E2E_OUT/provision.zpool-status.txt"
   local st; st=$(cat "$E2E_OUT/provision.zpool-status.txt")
   check $s "zpool status: raidz2-0" grep -q '^[[:space:]]*raidz2-0[[:space:]]\+ONLINE' <<<"$st"
-  local d miss=""
-  for d in $V_SD1 $V_SD2 $V_VD1 $V_VD2 $V_ATA1 $V_ATA2; do grep -q "^[[:space:]]*$d[[:space:]]\+ONLINE" <<<"$st" || miss+=" $d"; done
-  [ -z "$miss" ] && ok $s "zpool status: the six by-id names under raidz2-0" || bad $s "zpool status: by-id names" "missing:$miss"
+  # the plan's disks: the by-id names in its `zpool create` block; zpool status must show exactly those
+  local d miss="" plan
+  plan=$(sed -n '/^  zpool create/,/^  zfs create/p' "$E2E_OUT/provision.out" | grep -o '/dev/disk/by-id/[^ ]*' | sed 's|.*/||')
+  [ "$(wc -l <<<"$plan")" = 6 ] && ok $s "plan: six by-id disks in zpool create" || bad $s "plan: six by-id disks" "got: $(echo $plan)"
+  grep -qx "$V_SD1" <<<"$plan" && ok $s "plan names $V_SD1_ARG by its wwn- id $V_SD1" || bad $s "plan names sd1 as $V_SD1" "got: $(echo $plan)"
+  for d in $plan; do grep -q "^[[:space:]]*$d[[:space:]]\+ONLINE" <<<"$st" || miss+=" $d"; done
+  [ -z "$miss" ] && [ "$(grep -c '^[[:space:]]*\(wwn\|scsi\|virtio\|ata\)-.*ONLINE' <<<"$st")" = 6 ] \
+    && ok $s "zpool status: raidz2-0 over exactly the plan's six by-id names" || bad $s "zpool status: the plan's by-id names" "missing:$miss"
   local v
   v=$(vm_run "zpool get -Hp -o value ashift vault"); [ "$v" = 12 ] && ok $s "ashift 12" || bad $s "ashift 12" "got '$v'"
   v=$(vm_run "zfs get -H -o value recordsize,compression vault/pictures | tr '\n' ' '")

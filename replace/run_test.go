@@ -91,7 +91,7 @@ func TestRunYesProposesTheOnlyChoices(t *testing.T) {
 	}
 	contains(t, out.String(),
 		"6544112441320430488 — UNAVAIL, was /dev/disk/by-id/ata-WDC_WD30EFRX-68EUZN0_WD-WMC4N1768104-part1",
-		"/dev/disk/by-id/ata-ST6000VX001-2BD186_ZR12E9YV  sdb  6.0 TB",
+		"/dev/disk/by-id/ata-ST6000VX001-2BD186_ZR12E9YV  sdb  6 TB",
 		"refused: it is in use by pool tresor1",
 		"refused: it is mounted at /boot/efi, /",
 		"    "+tresorReplace,
