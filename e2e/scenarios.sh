@@ -165,11 +165,13 @@ sc_provision() {
 
 # 2. offline -> warning "can lose 1 more disk"; online -> resolved
 sc_offline() {
-  local s=offline t0 tn tr
-  t0=$(vm_run "date +%s%N; zpool offline vault $V_VD1 >&2")
+  local s=offline t0 t1 tn tr r
+  r=$(vm_run "date +%s%N; zpool offline vault $V_VD1 >&2; date +%s%N"); t0=$(head -1 <<<"$r"); t1=$(tail -1 <<<"$r")
+  figure $s "zpool offline itself" "$(ms "$t1" "$t0")" ms "guest clock"
   if tn=$(wait_note 30 --after "$t0" --status firing --contains "$V_VD1" --contains "can lose 1 more disk"); then
     ok $s "warning naming $V_VD1 and 'can lose 1 more disk'" "$(ms "$tn" "$t0") ms"
-    figure $s "zpool offline -> notification in the sink" "$(ms "$tn" "$t0")" ms "guest clock: date before zpool offline -> sink receive"
+    figure $s "zpool offline started -> notification in the sink" "$(ms "$tn" "$t0")" ms "guest clock: date right before zpool offline -> sink receive"
+    figure $s "zpool offline returned -> notification in the sink" "$(ms "$tn" "$t1")" ms "guest clock"
     local sev; sev=$(sink --after "$t0" --status firing --contains "$V_VD1" --json | head -1 | jq -r .severity)
     [ "$sev" = warning ] && ok $s "severity warning" || bad $s "severity warning" "got $sev"
   else
@@ -201,6 +203,10 @@ sc_unplug() {
     ok $s "page naming $V_SD1 with the replacement guide (zpool replace vault ...)" "$(ms "$tn" "$t_gone") ms after the kernel dropped the disk"
     figure $s "device_del -> notification in the sink" "$(ms "$tn" "$t_gone")" ms "guest clock: /sys/block/$dev gone -> sink receive"
     figure $s "device_del -> notification seen by the host" "$(ms "$t_host1" "$t_host0")" ms "host clock: QMP sent -> matching line read from the 9p share"
+    # when ZFS itself posted the event (the earliest zwatch can know with follow_events)
+    local tz; tz=$(vm_run "l=\$(zpool events -H | grep -E 'resource.fs.zfs.(statechange|removed)' | tail -2 | head -1); date -d \"\$(echo \$l | awk '{print \$1, \$2, \$3, \$4}')\" +%s%N")
+    [ -n "$tz" ] && figure $s "ZFS event (resource.fs.zfs.statechange) -> notification in the sink" "$(ms "$tn" "$tz")" ms "guest clock: event time from zpool events -> sink receive (zwatch's own share)" \
+      && figure $s "kernel dropped the disk -> ZFS event" "$(ms "$tz" "$t_gone")" ms "guest clock (ZFS/udev, not zwatch)"
     E2E_UNPLUG_NOTE=$(sink --after "$((t_gone - 5000000000))" --status firing --contains "$V_SD1" --contains "zpool replace vault" --json | head -1)
     printf '%s\n' "$E2E_UNPLUG_NOTE" | jq . > "$E2E_OUT/unplug.notification.json"
     local t; t=$(jq -r .text <<<"$E2E_UNPLUG_NOTE")
