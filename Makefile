@@ -15,6 +15,7 @@ help:
 	@echo "lint   - gofmt check and go vet"
 	@echo "bench  - run benchmarks (see docs/benchmarks.md)"
 	@echo "fuzz   - fuzz every parser for FUZZTIME each (default 20s)"
+	@echo "e2e    - zwatch against real OpenZFS in a QEMU VM (root; e2e/README.md; E2E_ARGS=scenario...)"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zwatch
@@ -39,6 +40,12 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# End to end on real OpenZFS in a throw-away QEMU VM (needs root; the VM image is built once
+# and cached under /var/cache/zwatch-e2e). E2E_ARGS="offline unplug" runs only those scenarios.
+E2E_ARGS ?=
+e2e:
+	GO=$(GO) e2e/run.sh $(E2E_ARGS)
 
 clean:
 	rm -rf bin .state bench.txt

@@ -108,6 +108,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		log.Debug("told systemd we are ready")
 	}
 	log.Info("zwatch running", "host", cfg.Host, "role", role, "version", Version)
+	go func() {
+		// Once start-up has touched what it touches, drop the binary's
+		// pages the daemon does not use (see trimExecutableRSS).
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			trimExecutableRSS()
+		}
+	}()
 	supervise(ctx, comps, log)
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	log.Info("zwatch stopped")

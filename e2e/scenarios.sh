@@ -71,6 +71,20 @@ wait_note() {
   done
 }
 
+# quiet SECONDS: wait until the sink has received nothing for SECONDS (guest clock). zwatch sends
+# the first news of a group at once only when the group has been quiet for group_wait (10 s);
+# news for a recently notified group waits group_wait so a cascade becomes one follow-up. The
+# latency scenarios start from a quiet group, as a real first failure does.
+quiet() {
+  local want=$1 last now
+  while :; do
+    last=$(tail -1 "$E2E_SINK" 2>/dev/null | jq -r '.recv_ns // 0' 2>/dev/null); last=${last:-0}
+    now=$(gnow)
+    (( (now - last) / 1000000000 >= want )) && return 0
+    sleep $(( want - (now - last) / 1000000000 ))
+  done
+}
+
 dump_notes() { # after-ns: the notifications since then, compact, for the log
   sink --after "$1" --json 2>/dev/null | jq -c '{status, severity, summary, alerts: [.notification.alerts[] | "\(.name)/\(.state)/\(.severity) \(.summary)"]}' >&2
 }
@@ -103,7 +117,7 @@ EOF
 # e2e_setup: binaries are in $E2E_SHARE/bin (run.sh puts them there); start sink + zwatch
 e2e_setup() {
   mkdir -p "$E2E_OUT" "$E2E_SHARE/out"
-  : > "$E2E_OUT/results.tsv"; : > "$E2E_OUT/figures.tsv"
+  touch "$E2E_OUT/results.tsv" "$E2E_OUT/figures.tsv"
   e2e_config > "$E2E_SHARE/zwatch.yaml"
   g "$G/bin/zwatch check-config $G/zwatch.yaml >/dev/null" || { bad setup "zwatch check-config"; return 1; }
   E2E_SINK_JOB=$(vm_spawn "exec $G/bin/sink serve 127.0.0.1:9099 $G/out/sink.jsonl 2>>$G/out/sink.log")
@@ -166,6 +180,7 @@ sc_provision() {
 # 2. offline -> warning "can lose 1 more disk"; online -> resolved
 sc_offline() {
   local s=offline t0 t1 tn tr r
+  quiet 11
   r=$(vm_run "date +%s%N; zpool offline vault $V_VD1 >&2; date +%s%N"); t0=$(head -1 <<<"$r"); t1=$(tail -1 <<<"$r")
   figure $s "zpool offline itself" "$(ms "$t1" "$t0")" ms "guest clock"
   if tn=$(wait_note 30 --after "$t0" --status firing --contains "$V_VD1" --contains "can lose 1 more disk"); then
@@ -192,6 +207,7 @@ sc_offline() {
 sc_unplug() {
   local s=unplug dev t_host0 t_gone tn id
   dev=$(vm_run "basename \$(readlink -f $D/$V_SD1)")
+  quiet 11
   # a guest-side watcher gives the moment the kernel drops the disk (guest clock)
   id=$(vm_spawn "while [ -e /sys/block/$dev ]; do sleep 0.01; done; date +%s%N")
   sleep 1
@@ -235,12 +251,13 @@ sc_restart() {
 # 6. the guide from the unplug alert, executed: zwatch replace ... --new SPARE --yes
 sc_replace() {
   local s=replace cmd old t0 tr
-  # the guide names the old disk; take the zpool replace line it shows and run zwatch replace with its OLD
-  old=$(jq -r '.text' <<<"${E2E_UNPLUG_NOTE:-{}}" | grep -o 'zpool replace vault [^ `]*' | head -1 | awk '{print $4}')
-  [ -n "$old" ] || old=$V_SD1
-  say "replace: old device from the guide: $old"
+  # the guide's own command line (`zwatch replace vault OLD`), literally, plus --new SPARE --yes
+  cmd=$(jq -r '.text // ""' <<<"${E2E_UNPLUG_NOTE:-null}" | grep -E '^ +zwatch replace vault [^ ]+$' | head -1 | sed 's/^ *//')
+  if [ -z "$cmd" ]; then bad $s "the unplug notification's guide has a 'zwatch replace vault OLD' line"; return 1; fi
+  ok $s "guide line: $cmd"
+  old=${cmd##* }
   t0=$(gnow)
-  cmd="$G/bin/zwatch replace vault $old --new $D/$SPARE --yes"
+  cmd="$G/bin/$cmd --new $D/$SPARE --yes"
   if vm_run "$cmd" > "$E2E_OUT/replace.out" 2>&1; then
     ok $s "zwatch replace vault $old --new $SPARE --yes exit 0"
   else
@@ -270,7 +287,8 @@ sc_scrub() {
   figure $s "zpool scrub -w (48 MB raidz2, 4 MiB garbage)" "$(ms "$t1" "$t0")" ms "guest clock"
   vm_run "zpool status vault" > "$E2E_OUT/scrub.zpool-status.txt"
   if tn=$(wait_note 30 --after "$t0" --alert VdevErrors=firing --contains "$V_VD2"); then
-    ok $s "checksum-error alert naming $V_VD2" "$(ms "$tn" "$t1") ms after scrub -w returned"
+    ok $s "checksum-error alert naming $V_VD2" "$(ms "$tn" "$t0") ms after zpool scrub started"
+    figure $s "zpool scrub started -> checksum-error notification" "$(ms "$tn" "$t0")" ms "guest clock (arrives while the scrub runs)"
   else
     bad $s "checksum-error alert (VdevErrors) naming $V_VD2" "none within 30 s"; dump_notes "$t0"
   fi
@@ -282,49 +300,98 @@ sc_scrub() {
 }
 
 # 8. small pool on the 2 GiB disk filled past 90 % -> critical capacity alert
-sc_capacity() {
-  local s=capacity t0 tn
-  g "zpool create -f -o ashift=12 -O compression=off small $D/$SMALL" || { bad $s "zpool create small"; return 1; }
-  sleep 6
-  t0=$(gnow)
-  g "dd if=/dev/zero of=/small/fill bs=1M status=none 2>/dev/null; zpool sync small; true"
-  local t1 cap; t1=$(gnow); cap=$(vm_run "zpool list -Hp -o capacity small")
-  figure $s "fill 'small' until ENOSPC" "$(ms "$t1" "$t0")" ms "guest clock; capacity $cap %"
+# Split too: sc_capacity_start spawns the fill (~1 min under TCG) in the background (it overlaps
+# the restart scenario's quiet wait); sc_capacity_check waits for it and asserts.
+sc_capacity_start() {
+  g "zpool create -f -o ashift=12 -O compression=off small $D/$SMALL" || { bad capacity "zpool create small"; return 1; }
+  E2E_FILL_JOB=$(vm_spawn "date +%s%N; dd if=/dev/zero of=/small/fill bs=1M status=none 2>/dev/null; zpool sync small; date +%s%N")
+}
+sc_capacity_check() {
+  local s=capacity t0 t1 tn r cap
+  [ -n "${E2E_FILL_JOB:-}" ] || return 1
+  r=$(vm_wait "$E2E_FILL_JOB" 600); t0=$(head -1 <<<"$r"); t1=$(tail -1 <<<"$r")
+  cap=$(vm_run "zpool list -Hp -o capacity small")
+  figure $s "fill 'small' (2 GiB disk) until ENOSPC" "$(ms "$t1" "$t0")" ms "guest clock; zpool list capacity then $cap %"
   if tn=$(wait_note 60 --after "$t0" --alert PoolCapacity=firing --contains small --severity critical); then
-    ok $s "critical capacity alert for small ($cap %)" "$(ms "$tn" "$t1") ms after the fill ended"
-    figure $s "fill ended -> critical capacity notification" "$(ms "$tn" "$t1")" ms "guest clock, rules.for.PoolCapacity=0s, list_interval 2s"
+    ok $s "critical capacity alert for small (zpool list $cap %)" "$(ms "$tn" "$t1") ms after the fill ended"
+    figure $s "fill ended -> critical capacity notification" "$(ms "$tn" "$t1")" ms "guest clock (negative: it fired while dd was still writing); rules.for.PoolCapacity=0s, list_interval 2s"
   else
     bad $s "critical PoolCapacity for small" "none within 60 s (capacity $cap %)"; dump_notes "$t0"
   fi
 }
 
 # 5. NVMe critical warning -> critical SMART alert (smart.interval 1m)
-sc_nvme() {
-  local s=nvme t0 tn t_host0
-  t0=$(gnow); t_host0=$(date +%s%N)
+# Split in two so the run does not sit idle for a SMART interval: sc_nvme_inject early,
+# sc_nvme_check at the end (its latency is still measured from the injection).
+sc_nvme_inject() {
+  E2E_NVME_T0=$(gnow)
   vm_qmp '{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":4}}' >/dev/null \
-    || { bad $s "QMP qom-set"; return 1; }
-  if tn=$(wait_note 90 --after "$t0" --status firing --severity critical --contains ZWNVME0001); then
+    || { bad nvme "QMP qom-set"; return 1; }
+}
+sc_nvme_check() {
+  local s=nvme t0=${E2E_NVME_T0:?sc_nvme_inject first} tn left
+  left=$(( 90 - ( $(date +%s) - t0 / 1000000000 ) )); (( left < 5 )) && left=5
+  if tn=$(wait_note "$left" --after "$t0" --status firing --severity critical --contains ZWNVME0001); then
     local t_host1; t_host1=$(date +%s%N)
     local names; names=$(sink --after "$t0" --status firing --severity critical --contains ZWNVME0001 --json | head -1 | jq -r '[.notification.alerts[].name] | join(",")')
     ok $s "critical SMART alert for ZWNVME0001 ($names)" "$(ms "$tn" "$t0") ms"
     figure $s "qom-set smart_critical_warning -> critical notification" "$(ms "$tn" "$t0")" ms "guest clock (gnow ~0.5 s before the QMP); bounded by smart.interval 1m"
   else
-    bad $s "critical SMART alert for ZWNVME0001" "none within 90 s"; dump_notes "$t0"
+    bad $s "critical SMART alert for ZWNVME0001" "none within 90 s of the qom-set"; dump_notes "$t0"
   fi
 }
 
-# poll cost: zpool's own time vs zwatch's parse of the same output (in the guest)
+# poll cost: zpool's own time vs zwatch's parse of the same output (in the guest, median of 5)
 sc_pollcost() {
-  local s=pollcost
-  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e zpool status -j --json-int -p -P >/tmp/st.json; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zpool-status-j.txt" 2>&1
-  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e zpool list -Hp >/dev/null; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zpool-list.txt" 2>&1
-  vm_run "cd /tmp && for i in 1 2 3 4 5; do /usr/bin/time -f %e $G/bin/zwatch status --input /tmp/st.json --json >/dev/null; done 2>&1 | sort -n | sed -n 3p" > "$E2E_OUT/pollcost.zwatch-parse.txt" 2>&1
-  figure $s "zpool status -j --json-int -p -P (median of 5)" "$(cat "$E2E_OUT/pollcost.zpool-status-j.txt")" s "guest, /usr/bin/time"
-  figure $s "zpool list -Hp (median of 5)" "$(cat "$E2E_OUT/pollcost.zpool-list.txt")" s "guest, /usr/bin/time"
-  figure $s "zwatch status --input (same JSON; process start + parse + render, median of 5)" "$(cat "$E2E_OUT/pollcost.zwatch-parse.txt")" s "guest, /usr/bin/time"
+  local s=pollcost v
+  med5() { vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time $1 >/dev/null 2>&1; } 2>&1; done | sort -n | sed -n 3p"; }
+  g "zpool status -j --json-int -p -P > /tmp/st.json && zpool status -p -P > /tmp/st.txt"
+  v=$(med5 "zpool status -j --json-int -p -P");  figure $s "zpool status -j --json-int -p -P" "$v" s "guest wall time, median of 5 (bash time)"
+  v=$(med5 "zpool status -p -P");                figure $s "zpool status -p -P (text)" "$v" s "guest wall time, median of 5"
+  v=$(med5 "zpool list -Hp");                    figure $s "zpool list -Hp" "$v" s "guest wall time, median of 5"
+  g "zpool list -Hp > /tmp/list.txt"
+  v=$(vm_run "$G/bin/parsecost status-json /tmp/st.json"); figure $s "zwatch parse of that zpool status -j output (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseStatusJSON, mean of 200"
+  v=$(vm_run "$G/bin/parsecost status-text /tmp/st.txt"); figure $s "zwatch parse of that zpool status text output (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseStatusText, mean of 200"
+  v=$(vm_run "$G/bin/parsecost list /tmp/list.txt");      figure $s "zwatch parse of zpool list -Hp (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseList, mean of 200"
   local rss; rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
-  figure $s "zwatch VmRSS at the end of the run" "$((rss / 1024))" MiB "/proc/PID/status"
-  local cpu; cpu=$(vm_run "p=\$(pgrep -x zwatch); awk '{print \$14+\$15}' /proc/\$p/stat; getconf CLK_TCK; awk '{print \$22}' /proc/\$p/stat; awk '{print \$1}' /proc/uptime" | tr '\n' ' ')
-  figure $s "zwatch CPU time / wall time since its (re)start" "$(awk -v a="$cpu" 'BEGIN{split(a,x," "); up=x[4]-x[3]/x[2]; printf "%.1f s / %.0f s", x[1]/x[2], up}')" "" "/proc/PID/stat utime+stime; includes the scenarios' burst of polls"
+  figure $s "zwatch VmRSS at the end of the run" "$((rss / 1024))" MiB "/proc/PID/status VmRSS"
+  local cpu; cpu=$(vm_run "p=\$(pgrep -x zwatch); awk '{print \$14+\$15, \$22}' /proc/\$p/stat; getconf CLK_TCK; awk '{print \$1}' /proc/uptime" | tr '\n' ' ')
+  figure $s "zwatch CPU time / wall time since its restart" "$(awk -v a="$cpu" 'BEGIN{split(a,x," "); printf "%.1f s / %.0f s", x[1]/x[3], x[4]-x[2]/x[3]}')" "" "/proc/PID/stat utime+stime (zwatch only, not its zpool/smartctl children); includes the scenarios' bursts"
+  # steady state: 15 s with nothing happening (two pools, list 2 s, status 5 s, events followed)
+  v=$(vm_run "p=\$(pgrep -x zwatch); read -r a1 a2 a3 a4 <<<\$(awk '{print \$14,\$15,\$16,\$17}' /proc/\$p/stat); sleep 15; read -r b1 b2 b3 b4 <<<\$(awk '{print \$14,\$15,\$16,\$17}' /proc/\$p/stat); t=\$(getconf CLK_TCK); echo \$(( 100*(b1+b2-a1-a2)/t/15 )) \$(( 100*(b3+b4-a3-a4)/t/15 ))")
+  figure $s "zwatch CPU with idle pools: zwatch itself" "${v% *}" "% of one vCPU" "/proc/PID/stat utime+stime over 15 s, e2e intervals (list 2 s, status 5 s); TCG vCPU, 10-50x slower than hardware"
+  figure $s "zwatch CPU with idle pools: its zpool/zfs/smartctl children" "${v#* }" "% of one vCPU" "/proc/PID/stat cutime+cstime over the same 15 s"
+}
+
+# ------------------------------------------------------------------ OpenZFS 2.1.11 (no zpool status -j)
+# every captured 2.1.11 `zpool status` text file reads without error (exit 0 healthy / 1 problems found)
+sc_captured_2111() {
+  local s=parse-2.1.11 f rc n=0 badf="" dir=$ZW_E2E_REPO/testdata/captured/zfs-2.1.11
+  for f in "$dir"/*zpool-status*.txt; do
+    n=$((n + 1))
+    "$E2E_SHARE/bin/zwatch" status --input "$f" --json > /tmp/zw-e2e-st.json 2> /tmp/zw-e2e-st.err; rc=$?
+    if { [ $rc = 0 ] || { [ $rc = 1 ] && grep -q 'problem(s) found' /tmp/zw-e2e-st.err; }; } \
+       && { jq -e '.pools | length > 0' /tmp/zw-e2e-st.json >/dev/null 2>&1 || grep -q '^all pools are healthy' "$f"; }; then :; else
+      badf+=" $(basename "$f")(rc=$rc: $(head -c 200 /tmp/zw-e2e-st.err))"
+    fi
+  done
+  [ -z "$badf" ] && ok $s "zwatch status --input reads all $n captured 2.1.11 status files" || bad $s "captured 2.1.11 status files" "$badf"
+  rm -f /tmp/zw-e2e-st.json /tmp/zw-e2e-st.err
+}
+
+# live, in a booted 2.1.11 VM: zwatch status must fall back to text (no -j there)
+sc_live_2111() {
+  local s=live-2.1.11 o rc
+  g "zpool create -f -o ashift=12 tank raidz1 $D/virtio-ZWV0001 $D/virtio-ZWV0002 $D/virtio-ZWV0003 && zpool offline tank $D/virtio-ZWV0002" || { bad $s "zpool create + offline"; return 1; }
+  o=$(vm_run "zpool status -j 2>&1; echo rc=\$?"); say "2.1.11 zpool status -j: $(tail -1 <<<"$o")"
+  o=$(vm_run "$G/bin/zwatch status --json" 2>"$E2E_OUT/live-2.1.11.stderr"); rc=$?
+  printf '%s\n' "$o" > "$E2E_OUT/live-2.1.11.status.json"
+  [ $rc = 1 ] && ok $s "zwatch status exit 1 (problem found)" || bad $s "zwatch status exit 1" "rc=$rc: $(head -c 300 "$E2E_OUT/live-2.1.11.stderr")"
+  jq -e '.pools[] | select(.name=="tank") | .state=="DEGRADED"' <<<"$o" >/dev/null && ok $s "tank DEGRADED read live from text output" || bad $s "tank DEGRADED" "$(head -c 300 <<<"$o")"
+  grep -q 'virtio-ZWV0002' <<<"$o" && grep -q OFFLINE <<<"$o" && ok $s "OFFLINE disk virtio-ZWV0002 seen" || bad $s "OFFLINE disk seen"
+  vm_run "$G/bin/zwatch status" > "$E2E_OUT/live-2.1.11.status.txt" 2>&1
+  local v; v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time zpool status -p -P >/dev/null; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zpool status -p -P on 2.1.11" "$v" s "guest wall time, median of 5"
+  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time $G/bin/zwatch status >/dev/null 2>&1; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zwatch status (live: runs zpool itself, text fallback) on 2.1.11" "$v" s "guest wall time, median of 5"
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# run.sh — zwatch end to end on real OpenZFS (`make e2e`).
+#
+#   e2e/run.sh                  build zwatch + helpers (static), boot the 2.3.2 VM (image built or
+#                               reused), run every scenario in that one boot, then the 2.1.11 checks
+#                               (captured files, and a short live boot), shut down, exit 1 on any FAIL
+#   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
+#                               scenario needs the pool 'vault'). Names: provision offline unplug
+#                               restart replace scrub capacity nvme pollcost captured-2.1.11 live-2.1.11
+#
+# Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
+# 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
+# ZW_E2E_SKIP_LIVE21=1 (no 2.1.11 boot), plus vm.sh's (ZW_ACCEL, ZW_MEM, ...).
+# Results: $ZW_E2E_OUT/results.tsv, figures.tsv, summary.txt, the sink's sink.jsonl, zwatch.log.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ZW_E2E_REPO=$(cd "$HERE/.." && pwd)
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+export ZW_E2E_OUT=${ZW_E2E_OUT:-/var/tmp/zwatch-e2e-out}
+# own VM dirs: never touch a VM someone started with vm.sh/capture.sh in the default dir
+VMDIR23=${ZW_E2E_VM_DIR:-/var/tmp/zwatch-e2e-run}
+VMDIR21=${VMDIR23}-2.1.11
+T_START=$(date +%s)
+
+say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+ALL=(provision offline unplug restart replace scrub capacity nvme pollcost captured-2.1.11 live-2.1.11)
+want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${ALL[@]}")
+for w in "${want[@]}"; do
+  case " ${ALL[*]} " in *" $w "*) ;; *) echo "unknown scenario '$w'; known: ${ALL[*]}" >&2; exit 2 ;; esac
+done
+has() { local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+needs_vault=0
+for w in offline unplug restart replace scrub pollcost; do has $w && needs_vault=1; done
+has restart && ! has unplug && want=(unplug "${want[@]}")   # restart is judged on the unplug alert
+has replace && ! has unplug && want=(unplug "${want[@]}")   # replace runs the unplug alert's guide
+[ $needs_vault = 1 ] && ! has provision && want=(provision "${want[@]}")
+needs23=0
+for w in "${want[@]}"; do case $w in captured-2.1.11|live-2.1.11) ;; *) needs23=1 ;; esac; done
+
+# ---------------------------------------------------------------- build (host, static)
+BIN=$(mktemp -d /tmp/zwatch-e2e-bin.XXXXXX)
+say "building static zwatch, sink, parsecost"
+( cd "$ZW_E2E_REPO" && export CGO_ENABLED=0 &&
+  "$GO" build -trimpath -o "$BIN/zwatch" ./cmd/zwatch &&
+  "$GO" build -trimpath -o "$BIN/sink" ./e2e/sink &&
+  "$GO" build -trimpath -o "$BIN/parsecost" ./e2e/parsecost ) || { say "build failed"; exit 1; }
+T_BUILT=$(date +%s)
+mkdir -p "$ZW_E2E_OUT"
+rm -f "$ZW_E2E_OUT"/*
+: > "$ZW_E2E_OUT/results.tsv"; : > "$ZW_E2E_OUT/figures.tsv"
+
+share_bins() { mkdir -p "$ZW_VM_DIR/share/bin" && cp "$BIN"/* "$ZW_VM_DIR/share/bin/"; }
+
+FAILS=0
+# ---------------------------------------------------------------- OpenZFS 2.3.2: the scenarios
+if [ $needs23 = 1 ]; then
+  (
+    export ZFS_VERSION=2.3.2 ZW_VM_DIR=$VMDIR23
+    # shellcheck source=vm.sh
+    source "$HERE/vm.sh"
+    # shellcheck source=scenarios.sh
+    source "$HERE/scenarios.sh"
+    cleanup() {
+      e2e_teardown
+      if [ -n "${ZW_E2E_KEEP_VM:-}" ]; then say "VM left running (ZW_VM_DIR=$ZW_VM_DIR)"; else vm_shutdown; fi
+    }
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    if vm_running; then say "a VM is already running in $ZW_VM_DIR: stopping it"; vm_shutdown; fi
+    t0=$(date +%s)
+    vm_boot || { bad boot "VM boot (2.3.2)"; exit 1; }
+    figure boot "2.3.2 VM boot to agent ready" "$ZW_BOOT_SECONDS" s "vm.sh boot ($(cat "$ZW_VM_DIR/accel"))"
+    share_bins
+    e2e_setup || exit 1
+    has nvme && sc_nvme_inject          # checked at the end: the SMART interval runs meanwhile
+    for w in "${want[@]}"; do
+      case $w in
+        provision) sc_provision ;;
+        offline) sc_offline ;;
+        unplug) sc_unplug ;;
+        restart) has capacity && sc_capacity_start; sc_restart ;;
+        replace) sc_replace ;;
+        scrub) sc_scrub ;;
+        capacity) has restart || sc_capacity_start; sc_capacity_check ;;
+      esac
+    done
+    has nvme && sc_nvme_check
+    has pollcost && sc_pollcost
+    has captured-2.1.11 && sc_captured_2111
+    figure run "2.3.2 phase (boot, scenarios, before shutdown)" "$(( $(date +%s) - t0 ))" s "host clock"
+    exit 0
+  )
+else
+  (
+    export ZW_VM_DIR=$VMDIR23; source "$HERE/vm.sh"; source "$HERE/scenarios.sh"
+    mkdir -p "$E2E_SHARE/bin"; cp "$BIN"/* "$E2E_SHARE/bin/"
+    has captured-2.1.11 && sc_captured_2111
+    exit 0
+  )
+fi
+
+# ---------------------------------------------------------------- OpenZFS 2.1.11: live text fallback
+if has live-2.1.11 && [ -z "${ZW_E2E_SKIP_LIVE21:-}" ]; then
+  (
+    export ZFS_VERSION=2.1.11 ZW_VM_DIR=$VMDIR21
+    source "$HERE/vm.sh"
+    source "$HERE/scenarios.sh"
+    trap 'vm_shutdown' EXIT
+    trap 'exit 130' INT TERM
+    if vm_running; then vm_shutdown; fi
+    vm_boot || { bad live-2.1.11 "VM boot (2.1.11)"; exit 1; }
+    figure boot "2.1.11 VM boot to agent ready" "$ZW_BOOT_SECONDS" s "vm.sh boot ($(cat "$ZW_VM_DIR/accel"))"
+    share_bins
+    sc_live_2111
+    exit 0
+  )
+fi
+
+rm -rf "$BIN"
+T_END=$(date +%s)
+printf 'run\t%s\t%s\t%s\t%s\n' "whole e2e/run.sh ${*:-(all)}" "$(( T_END - T_START ))" s "host clock, build $(( T_BUILT - T_START )) s" >> "$ZW_E2E_OUT/figures.tsv"
+{
+  echo "zwatch e2e $(date -u +%FT%TZ): $(( T_END - T_START )) s total (build $(( T_BUILT - T_START )) s)"
+  echo
+  column -t -s $'\t' "$ZW_E2E_OUT/results.tsv"
+  echo
+  echo "figures:"
+  column -t -s $'\t' "$ZW_E2E_OUT/figures.tsv"
+} > "$ZW_E2E_OUT/summary.txt"
+cat "$ZW_E2E_OUT/summary.txt" >&2
+n_pass=$(awk -F'\t' '$3=="PASS"' "$ZW_E2E_OUT/results.tsv" | wc -l)
+n_fail=$(awk -F'\t' '$3=="FAIL"' "$ZW_E2E_OUT/results.tsv" | wc -l)
+say "$n_pass passed, $n_fail failed, $(( T_END - T_START )) s; results in $ZW_E2E_OUT"
+[ "$n_fail" = 0 ] && [ "$n_pass" -gt 0 ]
