@@ -10,7 +10,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q make smartmontools ca-certificates
-if apt-cache show zfsutils-linux >/dev/null 2>&1; then
+if apt-cache policy zfsutils-linux 2>/dev/null | grep -q 'Candidate: [0-9]'; then
 	$SUDO apt-get install -y -q --no-install-recommends zfsutils-linux
 else
 	echo "install-deps.sh: zfsutils-linux is not in your apt sources (on Debian enable the 'contrib' component);" >&2
