@@ -85,6 +85,16 @@ quiet() {
   done
 }
 
+# latency ceiling for the person-facing paths (offline, unplug): a FAIL above it. The issue's
+# target is 2 s with event following; under TCG (this machine: no usable KVM) every zpool call
+# is 10-50x slower, so the default ceiling is looser and the target is reported beside it.
+E2E_MAX_LATENCY_MS=${ZW_E2E_MAX_LATENCY_MS:-8000}
+E2E_TARGET_MS=2000
+budget() { # scenario what ms
+  if (( $3 <= E2E_MAX_LATENCY_MS )); then ok "$1" "$2 within the ${E2E_MAX_LATENCY_MS} ms ceiling" "$3 ms; target ${E2E_TARGET_MS} ms $( (( $3 <= E2E_TARGET_MS )) && echo met || echo 'NOT met')"
+  else bad "$1" "$2 within the ${E2E_MAX_LATENCY_MS} ms ceiling" "$3 ms"; fi
+}
+
 dump_notes() { # after-ns: the notifications since then, compact, for the log
   sink --after "$1" --json 2>/dev/null | jq -c '{status, severity, summary, alerts: [.notification.alerts[] | "\(.name)/\(.state)/\(.severity) \(.summary)"]}' >&2
 }
@@ -187,6 +197,7 @@ sc_offline() {
     ok $s "warning naming $V_VD1 and 'can lose 1 more disk'" "$(ms "$tn" "$t0") ms"
     figure $s "zpool offline started -> notification in the sink" "$(ms "$tn" "$t0")" ms "guest clock: date right before zpool offline -> sink receive"
     figure $s "zpool offline returned -> notification in the sink" "$(ms "$tn" "$t1")" ms "guest clock"
+    budget $s "zpool offline started -> notification" "$(ms "$tn" "$t0")"
     local sev; sev=$(sink --after "$t0" --status firing --contains "$V_VD1" --json | head -1 | jq -r .severity)
     [ "$sev" = warning ] && ok $s "severity warning" || bad $s "severity warning" "got $sev"
   else
@@ -219,6 +230,7 @@ sc_unplug() {
     ok $s "page naming $V_SD1 with the replacement guide (zpool replace vault ...)" "$(ms "$tn" "$t_gone") ms after the kernel dropped the disk"
     figure $s "device_del -> notification in the sink" "$(ms "$tn" "$t_gone")" ms "guest clock: /sys/block/$dev gone -> sink receive"
     figure $s "device_del -> notification seen by the host" "$(ms "$t_host1" "$t_host0")" ms "host clock: QMP sent -> matching line read from the 9p share"
+    budget $s "disk dropped by the kernel -> notification" "$(ms "$tn" "$t_gone")"
     # when ZFS itself posted the event (the earliest zwatch can know with follow_events)
     local tz; tz=$(vm_run "l=\$(zpool events -H | grep -E 'resource.fs.zfs.(statechange|removed)' | tail -2 | head -1); date -d \"\$(echo \$l | awk '{print \$1, \$2, \$3, \$4}')\" +%s%N")
     [ -n "$tz" ] && figure $s "ZFS event (resource.fs.zfs.statechange) -> notification in the sink" "$(ms "$tn" "$tz")" ms "guest clock: event time from zpool events -> sink receive (zwatch's own share)" \
@@ -280,6 +292,7 @@ sc_replace() {
 # 4. garbage over the middle of one disk, scrub -> checksum errors + scrub repaired
 sc_scrub() {
   local s=scrub t0 tn
+  quiet 11
   g "dd if=/dev/urandom of=$D/$V_VD2 bs=1M seek=12 count=4 oflag=direct conv=notrunc status=none" || { bad $s "dd"; return 1; }
   t0=$(gnow)
   vm_run "zpool scrub -w vault" >/dev/null 2>&1
@@ -353,6 +366,7 @@ sc_pollcost() {
   v=$(vm_run "$G/bin/parsecost status-json /tmp/st.json"); figure $s "zwatch parse of that zpool status -j output (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseStatusJSON, mean of 200"
   v=$(vm_run "$G/bin/parsecost status-text /tmp/st.txt"); figure $s "zwatch parse of that zpool status text output (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseStatusText, mean of 200"
   v=$(vm_run "$G/bin/parsecost list /tmp/list.txt");      figure $s "zwatch parse of zpool list -Hp (in-process)" "$v" us "guest, e2e/parsecost: zfs.ParseList, mean of 200"
+  v=$(med5 "$G/bin/zwatch status");             figure $s "zwatch status, live (zpool version + zpool status -j + parse + render)" "$v" s "guest wall time, median of 5"
   local rss; rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
   figure $s "zwatch VmRSS at the end of the run" "$((rss / 1024))" MiB "/proc/PID/status VmRSS"
   local cpu; cpu=$(vm_run "p=\$(pgrep -x zwatch); awk '{print \$14+\$15, \$22}' /proc/\$p/stat; getconf CLK_TCK; awk '{print \$1}' /proc/uptime" | tr '\n' ' ')
@@ -392,6 +406,13 @@ sc_live_2111() {
   vm_run "$G/bin/zwatch status" > "$E2E_OUT/live-2.1.11.status.txt" 2>&1
   local v; v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time zpool status -p -P >/dev/null; } 2>&1; done | sort -n | sed -n 3p")
   figure $s "zpool status -p -P on 2.1.11" "$v" s "guest wall time, median of 5"
-  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time $G/bin/zwatch status >/dev/null 2>&1; } 2>&1; done | sort -n | sed -n 3p")
-  figure $s "zwatch status (live: runs zpool itself, text fallback) on 2.1.11" "$v" s "guest wall time, median of 5"
+  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time zpool status -p -P -v >/dev/null; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zpool status -p -P -v on 2.1.11 (what zwatch runs there)" "$v" s "guest wall time, median of 5"
+  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time $G/bin/zwatch version >/dev/null; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zwatch version started from the 9p share on 2.1.11" "$v" s "guest wall time, median of 5 (the 9p share, not zwatch: see the next figure)"
+  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time zpool version >/dev/null; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zpool version on 2.1.11 (zwatch's JSON probe)" "$v" s "guest wall time, median of 5"
+  g "cp $G/bin/zwatch /tmp/zwatch"
+  v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time /tmp/zwatch status >/dev/null 2>&1; } 2>&1; done | sort -n | sed -n 3p")
+  figure $s "zwatch status (live: zpool version + zpool status -p -P -v + parse + render) on 2.1.11" "$v" s "guest wall time, median of 5, binary copied to /tmp"
 }

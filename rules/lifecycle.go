@@ -215,6 +215,19 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 	}
 }
 
+// Due reports whether a notification is ready to go now, so that the
+// runner can send it at once instead of at its next tick.
+func (e *Engine) Due(now time.Time) bool {
+	for _, h := range e.hosts {
+		for _, g := range h.Groups {
+			if !g.FlushAt.After(now) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // flush sends every group whose time has come.
 func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 	var keys []string
@@ -231,7 +244,6 @@ func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 	for _, k := range keys {
 		g := h.Groups[k]
 		delete(h.Groups, k)
-		h.Flushed[k] = now
 		h.dirty = true
 		for gk, at := range h.Flushed {
 			// Older than group_wait behaves as never flushed: keep state small.
@@ -267,6 +279,11 @@ func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 			fmt.Fprintf(idh, "|%s/%s/%s/%d", a.Fingerprint, a.State, a.Severity, t.News)
 		}
 		n.ID = hex.EncodeToString(idh.Sum(nil)[:12])
+		if n.Status == alert.Firing {
+			// Only a page opens the group_wait window: a new fault right
+			// after a "resolved" notice must not wait.
+			h.Flushed[k] = now
+		}
 		for _, t := range members {
 			if t.A.State == alert.Resolved {
 				delete(h.Alerts, t.A.Fingerprint)

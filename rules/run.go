@@ -133,6 +133,11 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	if err := m.Ack(); err != nil {
 		r.log.Warn("rules: ack failed", "subject", m.Subject(), "err", err)
 	}
+	// The first page of a quiet group is due at once: do not wait up to a
+	// second for the ticker (a pulled disk should reach the phone now).
+	if now := time.Now(); r.e.Due(now) {
+		r.tick(ctx, now)
+	}
 }
 
 func (r *runner) tick(ctx context.Context, now time.Time) {
