@@ -6,7 +6,8 @@
 #                               (captured files, and a short live boot), shut down, exit 1 on any FAIL
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
-#                               restart capacity replace scrub nvme pollcost captured-2.1.11 live-2.1.11
+#                               restart capacity replace scrub encrypted nvme pollcost captured-2.1.11
+#                               live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -24,7 +25,7 @@ T_START=$(date +%s)
 
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
-ALL=(provision offline unplug restart capacity replace scrub nvme pollcost captured-2.1.11 live-2.1.11)
+ALL=(provision offline unplug restart capacity replace scrub encrypted nvme pollcost captured-2.1.11 live-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${ALL[@]}")
 for w in "${want[@]}"; do
   case " ${ALL[*]} " in *" $w "*) ;; *) echo "unknown scenario '$w'; known: ${ALL[*]}" >&2; exit 2 ;; esac
@@ -100,6 +101,7 @@ if [ $needs23 = 1 ]; then
         replace) sc_replace ;;
         scrub) sc_scrub ;;
         capacity) has restart || sc_capacity_start; sc_capacity_check ;;
+        encrypted) sc_encrypted ;;
       esac
     done
     has nvme && sc_nvme_check

@@ -416,3 +416,40 @@ sc_live_2111() {
   v=$(vm_run "TIMEFORMAT=%R; for i in 1 2 3 4 5; do { time /tmp/zwatch status >/dev/null 2>&1; } 2>&1; done | sort -n | sed -n 3p")
   figure $s "zwatch status (live: zpool version + zpool status -p -P -v + parse + render) on 2.1.11" "$v" s "guest wall time, median of 5, binary copied to /tmp"
 }
+
+# 9. the two-SSD encrypted mirror with a key file (issue 7), then `provision bench` on it
+V_SSD=ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003
+V_NVME1=nvme-QEMU_NVMe_Ctrl_ZWNVME0002
+sc_encrypted() {
+  local s=encrypted v
+  vm_run "$G/bin/zwatch provision --pool safe --layout mirror $D/$V_SSD $D/$V_NVME1 --encrypt --key-file /etc/zfs/keys/safe.key --dataset docs:compression=zstd-1 --apply --yes" \
+    > "$E2E_OUT/encrypted.out" 2>&1
+  local rc=$?
+  [ $rc = 0 ] && ok $s "zwatch provision --encrypt --apply exit 0" || { bad $s "zwatch provision --encrypt --apply exit 0" "rc=$rc, see encrypted.out"; tail -30 "$E2E_OUT/encrypted.out" >&2; return 1; }
+  v=$(vm_run "zpool status safe" | grep -c '^[[:space:]]*\(ata\|nvme\)-.*ONLINE')
+  [ "$v" = 2 ] && ok $s "mirror of the two SSDs by by-id name" || bad $s "mirror of the two SSDs" "got $v by-id members"
+  v=$(vm_run "zfs get -H -o value encryption,keyformat,keylocation safe | tr '\n' ' '")
+  [ "$v" = "aes-256-gcm raw file:///etc/zfs/keys/safe.key " ] && ok $s "aes-256-gcm, raw key, keylocation file:///etc/zfs/keys/safe.key" || bad $s "encryption properties" "got '$v'"
+  v=$(vm_run "stat -c '%a %s' /etc/zfs/keys/safe.key")
+  [ "$v" = "600 32" ] && ok $s "key file mode 600, 32 bytes" || bad $s "key file" "got '$v'"
+  check $s "boot unit that loads the key is installed" g "test -f /etc/systemd/system/zfs-load-key@.service"
+  grep -q "safe.key" "$E2E_OUT/encrypted.out" && grep -qi "back.*up" "$E2E_OUT/encrypted.out" \
+    && ok $s "loud reminder to back the key up, with its path" || bad $s "key backup reminder" "see encrypted.out"
+  v=$(vm_run "zfs get -H -o value compression,encryption safe/docs | tr '\n' ' '")
+  [ "$v" = "zstd-1 aes-256-gcm " ] && ok $s "safe/docs zstd-1, encrypted" || bad $s "safe/docs properties" "got '$v'"
+  # The same plan again: already provisioned, nothing destroyed.
+  vm_run "$G/bin/zwatch provision --pool safe --layout mirror $D/$V_SSD $D/$V_NVME1 --encrypt --key-file /etc/zfs/keys/safe.key --dataset docs:compression=zstd-1" \
+    > "$E2E_OUT/encrypted-again.out" 2>&1
+  grep -qi "already provisioned" "$E2E_OUT/encrypted-again.out" && ok $s "running the plan again: already provisioned" || bad $s "idempotent" "see encrypted-again.out"
+  # provision bench on the new pool, small files (TCG), with encryption
+  local t0 t1; t0=$(date +%s%N)
+  vm_run "$G/bin/zwatch provision bench safe --size-mib 16 --encryption" > "$E2E_OUT/bench.out" 2>&1
+  rc=$?; t1=$(date +%s%N)
+  [ $rc = 0 ] && ok $s "zwatch provision bench safe --encryption exit 0" || { bad $s "provision bench exit 0" "rc=$rc, see bench.out"; tail -20 "$E2E_OUT/bench.out" >&2; }
+  v=$(grep -cE '^ *(off|lz4|zstd-1|zstd-3) +(no|yes) +(incompressible|mixed) ' "$E2E_OUT/bench.out")
+  [ "$v" = 16 ] && ok $s "bench table: 4 compressions x encrypted or not x 2 kinds of data" || bad $s "bench table rows" "got $v, see bench.out"
+  grep -q "^Recommended: compression=" "$E2E_OUT/bench.out" && ok $s "bench recommends settings" || bad $s "bench recommendation" "see bench.out"
+  v=$(vm_run "zfs list -H -o name -r safe | grep -c zwatch-bench" )
+  [ "$v" = 0 ] && ok $s "bench destroyed its temporary datasets" || bad $s "bench cleanup" "$v left"
+  figure $s "zwatch provision bench (16 MiB files, 16 runs)" "$(ms "$t1" "$t0")" ms "host clock"
+}

@@ -160,6 +160,11 @@ func benchDataset(ctx context.Context, o BenchOptions, name, comp, keyFile strin
 		if err != nil {
 			return out, err
 		}
+		// compressratio is updated when the transaction group commits; fsync
+		// only reaches the intent log, so commit it first.
+		if _, err := o.Host.Run(ctx, []string{"zpool", "sync", o.Pool}); err != nil {
+			return out, fmt.Errorf("zpool sync %s: %w", o.Pool, err)
+		}
 		ratio := 1.0
 		if v, err := zfsGet(ctx, o.Host, name, "compressratio"); err == nil {
 			if f, perr := strconv.ParseFloat(strings.TrimSuffix(v, "x"), 64); perr == nil && f > 0 {

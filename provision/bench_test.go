@@ -20,6 +20,7 @@ type benchHost struct {
 	calls    [][]string
 	failOn   string // a dataset whose create fails
 	datasets map[string]string
+	syncs    int
 }
 
 func (h *benchHost) Root() string                                { return "/" }
@@ -31,6 +32,9 @@ func (h *benchHost) Run(_ context.Context, argv []string) (execx.Result, error) 
 	switch {
 	case argv[0] == "zpool" && argv[1] == "list":
 		return execx.Result{Stdout: []byte(last + "\n")}, nil
+	case argv[0] == "zpool" && argv[1] == "sync":
+		h.syncs++
+		return execx.Result{}, nil
 	case argv[1] == "create":
 		if last == h.failOn {
 			return execx.Result{}, &execx.Error{Kind: execx.KindFailed, Command: strings.Join(argv, " "), Err: errors.New("exit status 1")}
@@ -66,6 +70,9 @@ func TestBenchMeasuresEverySettingAndCleansUp(t *testing.T) {
 	}
 	if len(h.datasets) != 0 {
 		t.Errorf("temporary datasets left: %v", h.datasets)
+	}
+	if h.syncs != 16 {
+		t.Errorf("%d zpool syncs, want one before each compressratio read (16)", h.syncs)
 	}
 	var creates int
 	for _, c := range h.calls {

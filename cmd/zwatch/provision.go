@@ -111,7 +111,8 @@ temporary datasets. Needs root.`,
 			}
 			o.Pool, o.Size, o.Out = args[0], sizeMiB<<20, cmd.OutOrStdout()
 			o.Host = provision.NewLiveHost(0)
-			o.Progress = true
+			// A progress bar only where a person watches it.
+			o.Progress = term.IsTerminal(int(os.Stderr.Fd()))
 			_, err := provision.Bench(cmd.Context(), o)
 			return err
 		},
