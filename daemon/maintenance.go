@@ -63,24 +63,7 @@ func (m *liveMaintenance) Disks(ctx context.Context) ([]maintenance.Disk, error)
 	}
 	pools, _ := m.Pools(ctx)
 	res := disk.NewResolver("/", ids)
-	member := map[string][2]string{}
-	for _, p := range pools {
-		for _, cv := range p.AllVdevs() {
-			top := cv.Vdev.Name
-			if cv.Vdev.IsLeaf() {
-				top = cv.Class
-			}
-			for _, l := range cv.Vdev.Leaves() {
-				path := l.Path
-				if path == "" {
-					path = l.Name
-				}
-				if id, err := res.Resolve(path, l.Was); err == nil && id.Serial != "" {
-					member[id.Serial] = [2]string{p.Name, top}
-				}
-			}
-		}
-	}
+	member := DiskMembership(pools, res)
 	types := map[string]string{}
 	for _, d := range m.cfg.Smart.Devices {
 		types[d.Device] = d.Type
@@ -90,8 +73,8 @@ func (m *liveMaintenance) Disks(ctx context.Context) ([]maintenance.Disk, error)
 		if dev == "" {
 			dev = "/dev/" + id.Kernel
 		}
-		pv := member[id.Serial]
-		out = append(out, maintenance.Disk{Device: dev, Type: types[dev], Pool: pv[0], Vdev: pv[1]})
+		m := member[id.Serial]
+		out = append(out, maintenance.Disk{Device: dev, Type: types[dev], Pool: m.Pool, Vdev: m.Vdev})
 	}
 	return out, nil
 }

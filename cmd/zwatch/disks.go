@@ -20,7 +20,6 @@ import (
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 func newDisksCmd(g *globals) *cobra.Command {
@@ -111,43 +110,24 @@ func liveDisks(ctx context.Context, g *globals) ([]diskRow, []collectors.Collect
 		}
 	}
 	for i := range rows {
-		if pv, ok := member[rows[i].Serial]; ok && rows[i].Serial != "" {
-			rows[i].Pool, rows[i].Vdev = pv[0], pv[1]
+		if m, ok := member[rows[i].Serial]; ok && rows[i].Serial != "" {
+			rows[i].Pool, rows[i].Vdev = m.Pool, m.Vdev
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Device < rows[j].Device })
 	return rows, errs, nil
 }
 
-// membership maps disk serials to [pool, top-level vdev] from zpool status.
-func membership(ctx context.Context, zpool string, timeout time.Duration) map[string][2]string {
-	out := map[string][2]string{}
+// membership maps disk serials to their pool and vdev from zpool status.
+func membership(ctx context.Context, zpool string, timeout time.Duration) map[string]daemon.Member {
 	c := &collectors.ZpoolStatus{Runner: execx.New(timeout), Zpool: zpool}
 	rec := &recorder{}
 	if err := c.Collect(ctx, rec); err != nil {
-		return out
+		return nil
 	}
 	sd, _ := rec.data.(collectors.StatusData)
 	ids, _ := disk.Discover("/")
-	res := disk.NewResolver("/", ids)
-	for _, p := range sd.Pools {
-		for _, cv := range p.AllVdevs() {
-			for _, leaf := range cv.Vdev.Leaves() {
-				id, err := res.Resolve(firstNonEmpty(leaf.Path, leaf.Name), leaf.Was)
-				if err == nil && id.Serial != "" {
-					out[id.Serial] = [2]string{p.Name, topName(cv)}
-				}
-			}
-		}
-	}
-	return out
-}
-
-func topName(cv zfs.ClassVdev) string {
-	if cv.Vdev.IsLeaf() {
-		return cv.Class
-	}
-	return cv.Vdev.Name
+	return daemon.DiskMembership(sd.Pools, disk.NewResolver("/", ids))
 }
 
 func renderDisks(w io.Writer, rows []diskRow) {
