@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -212,8 +214,8 @@ func Parse(r io.Reader) (*Loaded, error) {
 			return nil, fmt.Errorf("not valid YAML: %w", err)
 		}
 		var errs Errors
-		if len(root.Content) > 0 {
-			checkNode(root.Content[0], typeOf(&cfg), "", &errs)
+		for _, p := range yamlcheck.Check(&root, reflect.TypeFor[Config](), yamlcheck.Options{}) {
+			errs.addProblem(p)
 		}
 		if len(errs) > 0 {
 			return nil, errs
@@ -266,6 +268,20 @@ func (es *Errors) add(path string, value any, format string, args ...any) {
 		v = fmt.Sprintf("%q", fmt.Sprint(value))
 	}
 	*es = append(*es, &Error{Path: path, Value: v, Problem: fmt.Sprintf(format, args...)})
+}
+
+// addProblem adds what yamlcheck found, with the document itself named
+// "(top level)".
+func (es *Errors) addProblem(p yamlcheck.Problem) {
+	path := p.Path
+	if path == "" {
+		path = "(top level)"
+	}
+	var v any
+	if p.Value != "" {
+		v = p.Value
+	}
+	es.add(path, v, "%s", p.Message)
 }
 
 func (c *Config) validate(errs *Errors) {

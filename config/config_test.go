@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -142,6 +143,13 @@ func TestExampleConfigIsValidAndComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := map[string]bool{}
+	join := func(path, k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	unmarshalerType := reflect.TypeFor[yaml.Unmarshaler]()
 	var walkNode func(n *yaml.Node, prefix string)
 	walkNode = func(n *yaml.Node, prefix string) {
 		if n.Kind != yaml.MappingNode {
@@ -156,7 +164,7 @@ func TestExampleConfigIsValidAndComplete(t *testing.T) {
 	walkNode(root.Content[0], "")
 	var walkType func(tp reflect.Type, prefix string)
 	walkType = func(tp reflect.Type, prefix string) {
-		for name, f := range fieldsByTag(tp) {
+		for name, f := range yamlcheck.Fields(tp) {
 			p := join(prefix, name)
 			if !have[p] {
 				t.Errorf("configs/zwatch.example.yaml does not show key %s", p)

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zwatch/zwatch/yamlcheck"
 )
 
 // RulesConfig holds the rule engine's thresholds and alert lifecycle. Every
@@ -222,14 +224,14 @@ func (r *RulesConfig) validate(p string, errs *Errors) {
 	sort.Strings(names)
 	for _, n := range names {
 		if !known[n] {
-			errs.add(p+".for."+n, nil, "unknown alert name%s; known: %s", suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+			errs.add(p+".for."+n, nil, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
 		} else if d := r.For[n].D(); d < 0 || d > 7*24*time.Hour {
 			errs.add(p+".for."+n, FormatDuration(d), "must be between 0s and 7d")
 		}
 	}
 	for i, n := range r.Disabled {
 		if !known[n] {
-			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
 		}
 	}
 	if r.Redundancy.CriticalMargin < 0 || r.Redundancy.CriticalMargin > 2 {

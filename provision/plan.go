@@ -13,10 +13,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/zwatch/zwatch/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 
@@ -165,11 +167,13 @@ func ParsePlan(r io.Reader) (*Plan, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("plan is not valid YAML: %w", err)
 	}
-	var errs Errors
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("plan must be a YAML mapping with pool: and vdevs:")
 	}
-	checkShape(root.Content[0], planShape, "", &errs)
+	var errs Errors
+	for _, pr := range yamlcheck.Check(&root, reflect.TypeFor[Plan](), yamlcheck.Options{NoAliases: true}) {
+		errs = append(errs, planError(pr))
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -185,166 +189,35 @@ func ParsePlan(r io.Reader) (*Plan, error) {
 	return &p, nil
 }
 
-// shape describes the YAML a plan may hold, so that an unknown key or a
-// wrong kind is reported with its full path before decoding.
-type shape struct {
-	kind   yaml.Kind
-	fields map[string]*shape // for mappings with fixed keys
-	elem   *shape            // for sequences, and mappings with free keys
-	what   string            // what a scalar should be, for messages
-}
-
-var (
-	scalarShape = &shape{kind: yaml.ScalarNode, what: "a value"}
-	stringList  = &shape{kind: yaml.SequenceNode, elem: &shape{kind: yaml.ScalarNode, what: "a disk name"}}
-	propsShape  = &shape{kind: yaml.MappingNode, elem: &shape{kind: yaml.ScalarNode, what: "a property value"}}
-	vdevShape   = &shape{kind: yaml.MappingNode, fields: map[string]*shape{
-		"layout": {kind: yaml.ScalarNode, what: "a layout"},
-		"disks":  stringList,
-	}}
-	vdevList  = &shape{kind: yaml.SequenceNode, elem: vdevShape}
-	planShape = &shape{kind: yaml.MappingNode, fields: map[string]*shape{
-		"pool":            {kind: yaml.ScalarNode, what: "a pool name"},
-		"vdevs":           vdevList,
-		"log":             vdevList,
-		"special":         vdevList,
-		"cache":           stringList,
-		"spares":          stringList,
-		"ashift":          {kind: yaml.ScalarNode, what: "a number"},
-		"pool_properties": propsShape,
-		"properties":      propsShape,
-		"mountpoint":      {kind: yaml.ScalarNode, what: "a path"},
-		"encryption": {kind: yaml.MappingNode, fields: map[string]*shape{
-			"keyformat":    {kind: yaml.ScalarNode, what: "raw or passphrase"},
-			"key_file":     {kind: yaml.ScalarNode, what: "a path"},
-			"systemd_unit": {kind: yaml.ScalarNode, what: "true or false"},
-		}},
-		"datasets": {kind: yaml.SequenceNode, elem: &shape{kind: yaml.MappingNode, fields: map[string]*shape{
-			"name":       {kind: yaml.ScalarNode, what: "a dataset name"},
-			"mountpoint": {kind: yaml.ScalarNode, what: "a path"},
-			"properties": propsShape,
-		}}},
-	}}
-)
-
-func kindName(k yaml.Kind) string {
-	switch k {
-	case yaml.MappingNode:
-		return "a mapping (key: value lines)"
-	case yaml.SequenceNode:
-		return "a list (- item lines)"
-	case yaml.ScalarNode:
-		return "a single value"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "nothing"
-}
-
-func checkShape(n *yaml.Node, s *shape, path string, errs *Errors) {
-	if n.Kind == yaml.AliasNode {
-		errs.add(orRoot(path), "YAML aliases are not supported in plans: write the value out")
-		return
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && s.kind != yaml.ScalarNode {
-		return // "key:" with nothing: an empty list or mapping
-	}
-	if n.Kind != s.kind {
-		want := kindName(s.kind)
-		if s.kind == yaml.ScalarNode {
-			want = s.what
-		}
-		errs.add(orRoot(path), "want %s, found %s", want, kindName(n.Kind))
-		return
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			key := k.Value
-			child := joinPath(path, key)
-			if seen[key] {
-				errs.add(child, "given twice")
-				continue
-			}
-			seen[key] = true
-			if s.fields != nil {
-				f, ok := s.fields[key]
-				if !ok {
-					errs.add(child, "unknown key%s", suggest(key, keysOf(s.fields)))
-					continue
-				}
-				checkShape(v, f, child, errs)
-			} else if s.elem != nil {
-				checkShape(v, s.elem, child, errs)
-			}
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			checkShape(c, s.elem, fmt.Sprintf("%s[%d]", path, i), errs)
-		}
-	}
-}
-
-func orRoot(p string) string {
-	if p == "" {
-		return "(plan)"
-	}
-	return p
-}
-
-func joinPath(path, key string) string {
+// planError words a problem yamlcheck found the way the other plan errors
+// read (path: problem, "(did you mean compression?)" as for properties).
+func planError(p yamlcheck.Problem) *Error {
+	path := p.Path
 	if path == "" {
-		return key
+		path = "(plan)"
 	}
-	return path + "." + key
-}
-
-func keysOf(m map[string]*shape) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// suggest names the closest known word, when there is a close one.
-func suggest(word string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(word), k); d < bestD {
-			best, bestD = k, d
+	msg := p.Message
+	switch p.Kind {
+	case yamlcheck.UnknownKey:
+		hint := didYouMean(p.Key, p.Keys)
+		if hint == "" {
+			hint = ": known keys are " + strings.Join(p.Keys, ", ")
 		}
+		msg = "unknown key" + hint
+	case yamlcheck.WrongKind:
+		msg = fmt.Sprintf("want %s, found %s", p.Want, p.Found)
+	case yamlcheck.BadValue:
+		msg = fmt.Sprintf("%q: %s", p.Value, p.Message)
 	}
-	if best == "" {
-		return ": known keys are " + strings.Join(known, ", ")
-	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
+	return &Error{Path: path, Problem: msg}
 }
 
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
+// didYouMean names the closest known word, when there is a close one.
+func didYouMean(word string, known []string) string {
+	if c := yamlcheck.Closest(word, known); c != "" {
+		return fmt.Sprintf(" (did you mean %s?)", c)
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // Pool naming rules of zpool(8) and zfs's pool_namecheck().

@@ -167,11 +167,7 @@ func suggestProp(k string, m map[string]propRule) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	s := suggest(k, names)
-	if strings.HasPrefix(s, ": known") {
-		return ""
-	}
-	return s
+	return didYouMean(k, names)
 }
 
 func checkCompression(v string) string {
