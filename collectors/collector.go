@@ -109,8 +109,13 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	saidUnavailable := false
+	why := "start"
 	for {
+		start := time.Now()
 		err := c.Collect(ctx, pub)
+		// The timeline of a fault (event -> poll -> rule -> page) is read
+		// from these lines at debug level.
+		log.Debug("collected", "collector", c.Name(), "why", why, "took", time.Since(start).Round(time.Millisecond), "ok", err == nil)
 		switch {
 		case err == nil || ctx.Err() != nil:
 		case errors.Is(err, ErrNotAvailable):
@@ -130,7 +135,9 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			why = "interval"
 		case <-trigger:
+			why = "event"
 		}
 	}
 }

@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/smart"
 )
 
@@ -35,26 +35,8 @@ var constructedStandby = strings.Replace(capturedVanished,
 	`"Smartctl open device: /dev/sdz [SAT] failed: No such device","severity":"error"`,
 	`"Device is in STANDBY mode, exit(2)","severity":"information"`, 1)
 
-// published is one message the fake publisher received.
-type published struct {
-	kind, collector string
-	data            any
-	extra           []string
-}
-
-type fakePublisher struct {
-	mu   sync.Mutex
-	msgs []published
-}
-
-func (p *fakePublisher) Publish(_ context.Context, kind, collector string, data any, extra ...string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.msgs = append(p.msgs, published{kind, collector, data, extra})
-	return nil
-}
-
-func (p *fakePublisher) reports() map[string]*smart.Report {
+// reports are the SMART reports published, by their extra subject tokens.
+func (p *memPublisher) reports() map[string]*smart.Report {
 	out := map[string]*smart.Report{}
 	for _, m := range p.msgs {
 		if r, ok := m.data.(*smart.Report); ok && m.kind == bus.KindSmart {
@@ -64,7 +46,8 @@ func (p *fakePublisher) reports() map[string]*smart.Report {
 	return out
 }
 
-func (p *fakePublisher) errors() map[string]CollectorError {
+// errors are the collector errors published, by target.
+func (p *memPublisher) errors() map[string]CollectorError {
 	out := map[string]CollectorError{}
 	for _, m := range p.msgs {
 		if ce, ok := m.data.(CollectorError); ok && m.kind == bus.KindCollectorError {
@@ -95,10 +78,8 @@ if [ -f "` + dir + `/$key.sleep" ]; then sleep "$(cat "` + dir + `/$key.sleep")"
 cat "` + dir + `/$key.out" 2>/dev/null
 exit "$(cat "` + dir + `/$key.rc" 2>/dev/null || echo 1)"
 `
-	if err := os.WriteFile(filepath.Join(dir, "smartctl"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	testutil.WriteScript(t, dir, "smartctl", script)
+	testutil.PrependPath(t, dir)
 	return &standIn{t: t, dir: dir}
 }
 
@@ -158,7 +139,7 @@ func TestSmartCollectorEndToEnd(t *testing.T) {
 	}}
 	c := NewSmartCollector(cfg, execx.New(time.Second))
 	c.Root = "../testdata/sysfs/firecracker-virtio-vda" // real sysfs capture: vda
-	pub := &fakePublisher{}
+	pub := &memPublisher{}
 	start := time.Now()
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatalf("Collect: %v", err)
@@ -221,7 +202,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 	c.Root = t.TempDir()
 	c.Now = func() time.Time { return now }
 
-	pub := &fakePublisher{}
+	pub := &memPublisher{}
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +226,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 	// A disk asleep since zwatch started has no earlier reading.
 	c2 := NewSmartCollector(SmartConfig{Timeout: time.Second, Devices: []SmartDevice{{Device: "/dev/sdh", Type: "sat"}}}, nil)
 	c2.Root = t.TempDir()
-	pub2 := &fakePublisher{}
+	pub2 := &memPublisher{}
 	if err := c2.Collect(context.Background(), pub2); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +241,7 @@ func TestSmartCollectorScan(t *testing.T) {
 	s.replayFixture("/dev/nvme0", "nvme-corsair-mp510-err-log-entries.json", 0)
 	c := NewSmartCollector(SmartConfig{Timeout: time.Second}, nil)
 	c.Root = t.TempDir()
-	pub := &fakePublisher{}
+	pub := &memPublisher{}
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +259,7 @@ func TestSmartCollectorCommandLineRejected(t *testing.T) {
 	s.replay("/dev/sda", capturedBadNArg, 1)
 	c := NewSmartCollector(SmartConfig{Timeout: time.Second, Devices: []SmartDevice{{Device: "/dev/sda"}}}, nil)
 	c.Root = t.TempDir()
-	pub := &fakePublisher{}
+	pub := &memPublisher{}
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +273,7 @@ func TestSmartCollectorMissingSmartctl(t *testing.T) {
 	c := NewSmartCollector(SmartConfig{Smartctl: filepath.Join(t.TempDir(), "smartctl"), Timeout: time.Second,
 		Devices: []SmartDevice{{Device: "/dev/sda"}, {Device: "/dev/sdb"}}}, nil)
 	c.Root = t.TempDir()
-	pub := &fakePublisher{}
+	pub := &memPublisher{}
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -38,20 +38,17 @@ func zpoolStandIn(t testing.TB, dir, name string, answers map[string]string) str
 		fmt.Fprintf(&b, "%q) cat %q ;;\n", argv, abs)
 	}
 	b.WriteString("*) echo \"stand-in: unexpected argv: $*\" >&2; exit 2 ;;\nesac\n")
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(b.String()), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testutil.WriteScript(t, dir, name, b.String())
 }
 
 // memPublisher records what collectors publish.
 type memPublisher struct {
 	mu   sync.Mutex
-	msgs []zfsPublished
+	msgs []published
 }
 
-type zfsPublished struct {
+// published is one message the memPublisher received.
+type published struct {
 	kind, collector string
 	data            any
 	extra           []string
@@ -60,14 +57,14 @@ type zfsPublished struct {
 func (p *memPublisher) Publish(_ context.Context, kind, collector string, data any, extra ...string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.msgs = append(p.msgs, zfsPublished{kind, collector, data, extra})
+	p.msgs = append(p.msgs, published{kind, collector, data, extra})
 	return nil
 }
 
-func (p *memPublisher) all() []zfsPublished {
+func (p *memPublisher) all() []published {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]zfsPublished(nil), p.msgs...)
+	return append([]published(nil), p.msgs...)
 }
 
 func TestZpoolStatusPicksJSONOn23(t *testing.T) {
@@ -217,8 +214,7 @@ func TestEventFollowerPublishesAndPokes(t *testing.T) {
 	dir := t.TempDir()
 	abs, _ := filepath.Abs("../testdata/zpool-events/zfs-2021-issue-12629-io-ereport.txt")
 	script := fmt.Sprintf("#!/bin/sh\ncat %q\necho\nexec sleep 3600\n", abs)
-	zpool := filepath.Join(dir, "zpool")
-	os.WriteFile(zpool, []byte(script), 0o755)
+	zpool := testutil.WriteScript(t, dir, "zpool", script)
 	pokes := make(chan struct{}, 10)
 	f := &EventFollower{Zpool: zpool, Debounce: 10 * time.Millisecond, Poke: func() { pokes <- struct{}{} },
 		// The recorded event is from 2021: pretend we started before it.
@@ -249,8 +245,7 @@ func TestEventFollowerPublishesAndPokes(t *testing.T) {
 func TestEventFollowerSkipsHistory(t *testing.T) {
 	dir := t.TempDir()
 	abs, _ := filepath.Abs("../testdata/zpool-events/zfs-2021-issue-12629-io-ereport.txt")
-	zpool := filepath.Join(dir, "zpool")
-	os.WriteFile(zpool, []byte(fmt.Sprintf("#!/bin/sh\ncat %q\necho\n", abs)), 0o755)
+	zpool := testutil.WriteScript(t, dir, "zpool", fmt.Sprintf("#!/bin/sh\ncat %q\necho\n", abs))
 	f := &EventFollower{Zpool: zpool}
 	pub := &memPublisher{}
 	err := f.Run(context.Background(), pub)
@@ -272,3 +267,55 @@ func findPool(pools []*zfs.Pool, name string) *zfs.Pool {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// A pulled disk is polled for at once; an ereport storm costs two polls.
+func TestDebouncerLeadingEdgeThenOneTrailingCall(t *testing.T) {
+	calls, settled := make(chan time.Time, 100), make(chan time.Time, 100)
+	const d = 300 * time.Millisecond
+	db := newDebouncer(d, func() { calls <- time.Now() }, func() { settled <- time.Now() })
+	defer db.stop()
+
+	start := time.Now()
+	db.fire()
+	select {
+	case at := <-calls:
+		if lag := at.Sub(start); lag > d/2 {
+			t.Fatalf("first call after %s: the first event must poll at once, not after the debounce", lag)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no call after the first fire")
+	}
+	for i := 0; i < 100; i++ {
+		db.fire()
+	}
+	select {
+	case at := <-calls:
+		if lag := at.Sub(start); lag < d*8/10 {
+			t.Fatalf("trailing call after %s, before the hold of %s ended", lag, d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the storm was not followed by one trailing call")
+	}
+	select {
+	case <-calls:
+		t.Fatal("a storm of 100 fires made more than two calls")
+	case <-time.After(2 * d):
+	}
+	if n := len(settled); n != 1 {
+		t.Fatalf("settle called %d times for one burst, want 1", n)
+	}
+	if at := <-settled; at.Sub(start) < 2*d*8/10 {
+		t.Fatalf("settled %s after the first fire, before the burst was over", at.Sub(start))
+	}
+	// Quiet again: the next fire is immediate once more.
+	again := time.Now()
+	db.fire()
+	select {
+	case at := <-calls:
+		if lag := at.Sub(again); lag > d/2 {
+			t.Fatalf("after a quiet spell the call came %s late", lag)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no call after a quiet spell")
+	}
+}

@@ -18,9 +18,14 @@ import (
 // immediate, debounced poll.
 type EventFollower struct {
 	Zpool string
-	// Poke is called (debounced) after new events; the daemon uses it to
-	// trigger an immediate zpool status and zpool list poll.
-	Poke     func()
+	// Poke is called at the first new event and once more after a burst
+	// (see debouncer); the daemon polls zpool status on it, the poll that
+	// pages.
+	Poke func()
+	// Settled is called once a burst of events is over; the daemon polls
+	// zpool list on it, which is not urgent and should not share the CPU
+	// with the status poll.
+	Settled  func()
 	Debounce time.Duration
 	Log      *slog.Logger
 	// Now is the clock; events older than the follower's start are history.
@@ -51,7 +56,7 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start zpool events -f: %w", err)
 	}
-	poke := newDebouncer(f.Debounce, f.Poke)
+	poke := newDebouncer(f.Debounce, f.Poke, f.Settled)
 	defer poke.stop()
 	history := 0
 	perr := zfs.ParseEvents(out, func(ev zfs.Event) error {
@@ -59,6 +64,7 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 			history++
 			return nil
 		}
+		f.log().Debug("zpool event", "class", ev.Class, "pool", ev.Pool, "age", now().Sub(ev.Time).Round(time.Millisecond))
 		if err := pub.Publish(ctx, bus.KindZpoolEvent, f.Name(), EventData{Event: ev}); err != nil && ctx.Err() == nil {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
@@ -86,19 +92,27 @@ func (f *EventFollower) log() *slog.Logger {
 	return f.Log
 }
 
-// debouncer calls fn once after a burst of fire() calls has been quiet for d,
-// so a storm of checksum ereports becomes one status poll.
+// debouncer turns a burst of fire() calls into at most two calls of fn: the
+// first fire after a quiet spell calls fn at once (a pulled disk is news
+// now, not d later), and any fires in the next d are folded into one more
+// call when d has passed, so that a storm of checksum ereports costs two
+// status polls and the last poll sees the state the storm left behind.
+// settle, when set, is called once the burst is over (d after the last call
+// of fn with no fire since).
 type debouncer struct {
-	d     time.Duration
-	fn    func()
-	timer *time.Timer
-	ch    chan struct{}
-	done  chan struct{}
+	d      time.Duration
+	fn     func()
+	settle func()
+	ch     chan struct{}
+	done   chan struct{}
 }
 
-func newDebouncer(d time.Duration, fn func()) *debouncer {
-	db := &debouncer{d: d, fn: fn, ch: make(chan struct{}, 1), done: make(chan struct{})}
-	if fn == nil {
+func newDebouncer(d time.Duration, fn, settle func()) *debouncer {
+	db := &debouncer{d: d, fn: fn, settle: settle, ch: make(chan struct{}, 1), done: make(chan struct{})}
+	if db.fn == nil {
+		db.fn = func() {}
+	}
+	if fn == nil && settle == nil {
 		return db
 	}
 	go db.loop()
@@ -113,16 +127,28 @@ func (db *debouncer) fire() {
 }
 
 func (db *debouncer) loop() {
-	var t <-chan time.Time
+	var hold <-chan time.Time // non-nil while fn was called less than d ago
+	pending := false
 	for {
 		select {
 		case <-db.done:
 			return
 		case <-db.ch:
-			t = time.After(db.d)
-		case <-t:
-			t = nil
-			db.fn()
+			if hold == nil {
+				db.fn()
+				hold = time.After(db.d)
+			} else {
+				pending = true
+			}
+		case <-hold:
+			hold = nil
+			if pending {
+				pending = false
+				db.fn()
+				hold = time.After(db.d)
+			} else if db.settle != nil {
+				db.settle()
+			}
 		}
 	}
 }

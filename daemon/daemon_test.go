@@ -2,20 +2,17 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 )
 
@@ -31,8 +28,6 @@ func standInZpool(t *testing.T, dir string) (zpool, zfsCmd, step string) {
 		t.Fatal(err)
 	}
 	step = filepath.Join(dir, "step")
-	zpool = filepath.Join(dir, "zpool")
-	zfsCmd = filepath.Join(dir, "zfs")
 	script := fmt.Sprintf(`#!/bin/sh
 s=$(cat %[1]q)
 case "$*" in
@@ -43,11 +38,8 @@ case "$*" in
 *) echo "stand-in: unexpected argv: $*" >&2; exit 2 ;;
 esac
 `, step, abs)
-	for _, p := range []string{zpool, zfsCmd} {
-		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	zpool = testutil.WriteScript(t, dir, "zpool", script)
+	zfsCmd = testutil.WriteScript(t, dir, "zfs", script)
 	setStep(t, step, "a")
 	return zpool, zfsCmd, step
 }
@@ -62,65 +54,6 @@ func setStep(t *testing.T, path, s string) {
 	}
 }
 
-// phone is a webhook receiver standing in for the person's phone.
-type phone struct {
-	mu    sync.Mutex
-	got   []notifiers.WebhookPayload
-	srv   *httptest.Server
-	newCh chan struct{}
-}
-
-func newPhone(t *testing.T) *phone {
-	p := &phone{newCh: make(chan struct{}, 100)}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var pl notifiers.WebhookPayload
-		if err := json.Unmarshal(body, &pl); err != nil {
-			t.Errorf("webhook body: %v: %s", err, body)
-		}
-		p.mu.Lock()
-		p.got = append(p.got, pl)
-		p.mu.Unlock()
-		p.newCh <- struct{}{}
-	}))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *phone) wait(t *testing.T, what string, match func(notifiers.WebhookPayload) bool) notifiers.WebhookPayload {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		p.mu.Lock()
-		for _, pl := range p.got {
-			if match(pl) {
-				p.mu.Unlock()
-				return pl
-			}
-		}
-		p.mu.Unlock()
-		select {
-		case <-p.newCh:
-		case <-deadline:
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			t.Fatalf("no %s notification; got %d: %+v", what, len(p.got), p.got)
-		}
-	}
-}
-
-func (p *phone) count(match func(notifiers.WebhookPayload) bool) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, pl := range p.got {
-		if match(pl) {
-			n++
-		}
-	}
-	return n
-}
-
 // TestSliceAlertFiresAndResolves is the first end-to-end slice: the real
 // daemon with its embedded NATS server, collectors running a zpool stand-in
 // that replays real outputs, the rule engine, and a webhook channel. A disk
@@ -128,7 +61,7 @@ func (p *phone) count(match func(notifiers.WebhookPayload) bool) int {
 func TestSliceAlertFiresAndResolves(t *testing.T) {
 	dir := t.TempDir()
 	zpool, zfsCmd, step := standInZpool(t, dir)
-	ph := newPhone(t)
+	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
 	cfgText := fmt.Sprintf(`
 host: nas1
 state_dir: %s
@@ -151,7 +84,7 @@ notify:
       type: webhook
       url: %s
       min_severity: info
-`, filepath.Join(dir, "state"), zpool, zfsCmd, ph.srv.URL)
+`, filepath.Join(dir, "state"), zpool, zfsCmd, ph.URL)
 	l, err := config.Parse(strings.NewReader(cfgText))
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +106,12 @@ notify:
 	}()
 
 	time.Sleep(3 * time.Second) // healthy polls: nothing to say
-	if n := ph.count(func(notifiers.WebhookPayload) bool { return true }); n != 0 {
-		t.Fatalf("healthy pool paged %d times: %+v", n, ph.got)
+	if n := ph.Count(func(notifiers.WebhookPayload) bool { return true }); n != 0 {
+		t.Fatalf("healthy pool paged %d times: %+v", n, ph.Received())
 	}
 	setStep(t, step, "b1-offline")
 	changed := time.Now()
-	firing := ph.wait(t, "firing", func(p notifiers.WebhookPayload) bool {
+	firing := ph.Wait(t, "firing", func(p notifiers.WebhookPayload) bool {
 		return p.Status == "firing" && strings.Contains(p.Text+p.Summary, "vault")
 	})
 	// Default group_wait (10s) must not delay the first page of a quiet
@@ -190,9 +123,9 @@ notify:
 		t.Errorf("firing notification does not say what happened: %+v", firing)
 	}
 	setStep(t, step, "b4-online")
-	ph.wait(t, "resolved", func(p notifiers.WebhookPayload) bool { return p.Status == "resolved" })
+	ph.Wait(t, "resolved", func(p notifiers.WebhookPayload) bool { return p.Status == "resolved" })
 	time.Sleep(2 * time.Second)
-	if n := ph.count(func(p notifiers.WebhookPayload) bool { return p.Status == "firing" }); n > 1 {
+	if n := ph.Count(func(p notifiers.WebhookPayload) bool { return p.Status == "firing" }); n > 1 {
 		t.Errorf("%d firing notifications for one incident, want 1", n)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/fleet/clustertest"
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )
@@ -173,7 +174,7 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	}
 	start := time.Now()
 	cl := clustertest.Start(t, "../configs/nats-cluster")
-	ph := newPhone(t)
+	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
 
 	// Create the streams first: JetStream elects its meta leader, and a
 	// request sent before that gets no answer.
@@ -196,7 +197,7 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	}
 	defer admin.Close()
 	t.Logf("%v: streams ready", time.Since(start).Round(time.Millisecond))
-	srvA := startFleetServer(t, cl, "srv-a", ph.srv.URL)
+	srvA := startFleetServer(t, cl, "srv-a", ph.URL)
 
 	nas1 := startFleetAgent(t, cl, "nas1", "a")          // healthy
 	nas2 := startFleetAgent(t, cl, "nas2", "b1-offline") // a disk OFFLINE
@@ -215,13 +216,13 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	isHost := func(h string) func(notifiers.WebhookPayload) bool {
 		return func(p notifiers.WebhookPayload) bool { return p.Host == h && p.Status == "firing" }
 	}
-	ph.wait(t, "nas2 firing", isHost("nas2"))
-	ph.wait(t, "nas3 firing", isHost("nas3"))
+	ph.Wait(t, "nas2 firing", isHost("nas2"))
+	ph.Wait(t, "nas3 firing", isHost("nas3"))
 	t.Logf("%v: first alerts delivered", time.Since(start).Round(time.Millisecond))
 	// The second server starts once the first made its streams: two servers
 	// creating the same new R3 stream at once both wait out their request
 	// timeout (15 s) on this nats-server, which only slows the test down.
-	srvB := startFleetServer(t, cl, "srv-b", ph.srv.URL)
+	srvB := startFleetServer(t, cl, "srv-b", ph.URL)
 	_ = srvB
 	time.Sleep(time.Second)
 
@@ -232,13 +233,13 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	cl.Restart(t, 1)
 	t.Logf("%v: node 2 back", time.Since(start).Round(time.Millisecond))
-	srvA = startFleetServer(t, cl, "srv-a", ph.srv.URL)
+	srvA = startFleetServer(t, cl, "srv-a", ph.URL)
 	_ = srvA
 
 	// nas3 stops reporting entirely.
 	nas3.stop()
 	stopped := time.Now()
-	silent := ph.wait(t, "nas3 silent", func(p notifiers.WebhookPayload) bool {
+	silent := ph.Wait(t, "nas3 silent", func(p notifiers.WebhookPayload) bool {
 		return p.Host == "nas3" && p.Status == "firing" && hasAlert(p.Notification, "HostSilent")
 	})
 	t.Logf("%v: nas3 silent alert %v after it stopped: %s", time.Since(start).Round(time.Millisecond), time.Since(stopped).Round(time.Second), silent.Summary)
@@ -249,7 +250,7 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	for {
 		missing := 0
 		for id := range outbox {
-			if ph.count(func(p notifiers.WebhookPayload) bool { return p.ID == id }) == 0 {
+			if ph.Count(func(p notifiers.WebhookPayload) bool { return p.ID == id }) == 0 {
 				missing++
 			}
 		}
@@ -264,10 +265,10 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	outbox = outboxIDs(t, ctx, admin)
-	ph.mu.Lock()
+	got := ph.Received()
 	byID := map[string]int{}
 	var repeats []string
-	for _, p := range ph.got {
+	for _, p := range got {
 		byID[p.ID]++
 		if byID[p.ID] == 2 {
 			repeats = append(repeats, p.ID)
@@ -282,19 +283,18 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 			t.Errorf("live host reported silent: %s", p.Summary)
 		}
 	}
-	total := len(ph.got)
-	ph.mu.Unlock()
+	total := len(got)
 	// The same incident told twice under different ids would be a duplicate
 	// the outbox cannot catch: one firing notice per host's first incident.
 	for _, h := range []string{"nas2", "nas3"} {
-		firstFiring := ph.count(func(p notifiers.WebhookPayload) bool {
+		firstFiring := ph.Count(func(p notifiers.WebhookPayload) bool {
 			return p.Host == h && p.Status == "firing" && !hasAlert(p.Notification, "HostSilent")
 		})
 		if firstFiring != 1 {
 			t.Errorf("%s: %d firing notifications for one incident, want 1", h, firstFiring)
 		}
 	}
-	if n := ph.count(func(p notifiers.WebhookPayload) bool { return p.Host == "nas1" && p.Status == "firing" }); n != 0 {
+	if n := ph.Count(func(p notifiers.WebhookPayload) bool { return p.Host == "nas1" && p.Status == "firing" }); n != 0 {
 		t.Errorf("healthy nas1 paged %d times", n)
 	}
 	if len(repeats) > 0 {

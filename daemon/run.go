@@ -156,7 +156,8 @@ func collectorComponents(cfg *config.Config, pub collectors.Publisher, tr *track
 		)
 		if cfg.ZFS.FollowEvents {
 			f := &collectors.EventFollower{Zpool: cfg.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: log.With("collector", "zpool_events"),
-				Poke: func() { poke(listPoke); poke(statusPoke) }}
+				// The status poll pages; the list poll can wait for the burst to end.
+				Poke: func() { poke(statusPoke) }, Settled: func() { poke(listPoke) }}
 			tr.register(f.Name(), 0, "")
 			comps = append(comps, Component{Name: f.Name(), Run: func(ctx context.Context) error {
 				err := f.Run(ctx, pub)

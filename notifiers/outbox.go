@@ -203,7 +203,8 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		if w.ch.Type == TypeConsole {
 			level = slog.LevelDebug // the console line itself says it all
 		}
-		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond))
+		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
+			"since_created", time.Since(n.Created).Round(time.Millisecond))
 		w.done.add(n.ID)
 		w.ack(ctx, msg, n, log)
 		return

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/zfs"
@@ -25,15 +26,18 @@ func TestCollectorStaleAndHostSilent(t *testing.T) {
 	observe(t, e, heartbeat(t, t0, hb), t0)
 	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", t0), t0)
 	names := []string{nameCollectorStale, nameHostSilent}
+	// A stale collector pages only after a minute more (defaultFor): zpool
+	// list is late whenever zpool create or import holds the pool lock.
 	steps := []struct {
-		at   time.Duration
-		beat bool
-		want []string
+		at         time.Duration
+		beat       bool
+		want       []string
+		staleState alert.State
 	}{
-		{2 * time.Minute, true, nil},
-		{3*time.Minute + time.Second, true, []string{"CollectorStale warning collector=zpool_status"}},
-		{4 * time.Minute, false, []string{"CollectorStale warning collector=zpool_status"}},
-		{8 * time.Minute, false, []string{"CollectorStale warning collector=zpool_status", "HostSilent critical"}},
+		{2 * time.Minute, true, nil, ""},
+		{3*time.Minute + time.Second, true, []string{"CollectorStale warning collector=zpool_status"}, alert.Pending},
+		{4 * time.Minute, false, []string{"CollectorStale warning collector=zpool_status"}, alert.Pending},
+		{8 * time.Minute, false, []string{"CollectorStale warning collector=zpool_status", "HostSilent critical"}, alert.Firing},
 	}
 	for _, s := range steps {
 		now := t0.Add(s.at)
@@ -42,6 +46,9 @@ func TestCollectorStaleAndHostSilent(t *testing.T) {
 		}
 		e.Tick(now)
 		sameList(t, active(e, names...), s.want)
+		if a := find(e, nameCollectorStale); a != nil && a.State != s.staleState {
+			t.Errorf("at %s CollectorStale is %s, want %s", s.at, a.State, s.staleState)
+		}
 	}
 	// Fresh status data ends the stale alert.
 	now := t0.Add(9 * time.Minute)

@@ -118,7 +118,15 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	if err := r.e.Observe(env, time.Now()); err != nil {
+	start := time.Now()
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		// With the collectors' lines, the timeline of a fault: how old the
+		// fact was when it arrived, and how long it took to evaluate.
+		defer func() {
+			r.log.Debug("fact", "subject", m.Subject(), "age", start.Sub(env.CollectedAt).Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
+		}()
+	}
+	if err := r.e.Observe(env, start); err != nil {
 		// A message that cannot be read now never will be.
 		r.log.Warn("rules: dropping message", "subject", m.Subject(), "err", err)
 		_ = m.Term()

@@ -3,54 +3,21 @@ package simulate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 )
-
-// phone is a webhook receiver standing in for the person's phone.
-type phone struct {
-	mu  sync.Mutex
-	got []notifiers.WebhookPayload
-	srv *httptest.Server
-}
-
-func newPhone(t *testing.T) *phone {
-	p := &phone{}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var pl notifiers.WebhookPayload
-		if err := json.Unmarshal(body, &pl); err != nil {
-			t.Errorf("webhook body: %v: %s", err, body)
-		}
-		p.mu.Lock()
-		p.got = append(p.got, pl)
-		p.mu.Unlock()
-	}))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *phone) received() []notifiers.WebhookPayload {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]notifiers.WebhookPayload(nil), p.got...)
-}
 
 // userConfig is a person's config: a webhook channel with the default
 // min_severity (warning) and the default rules (group_wait 10s, a bus URL
@@ -97,11 +64,9 @@ func trapTools(t *testing.T) (ran string) {
 	ran = filepath.Join(dir, "ran")
 	for _, tool := range []string{"zpool", "zfs", "smartctl"} {
 		script := fmt.Sprintf("#!/bin/sh\necho \"%s $*\" >> %s\nexit 1\n", tool, shQuote(ran))
-		if err := os.WriteFile(filepath.Join(dir, tool), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteScript(t, dir, tool, script)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	testutil.PrependPath(t, dir)
 	return ran
 }
 
@@ -124,11 +89,11 @@ func TestScenariosEndToEnd(t *testing.T) {
 			if !ok {
 				t.Fatalf("scenario %s has no expectation in this test: add one", sc.Name)
 			}
-			ph := newPhone(t)
+			ph := testutil.NewPhone[notifiers.WebhookPayload](t)
 			parent := t.TempDir()
 			var narration bytes.Buffer
 			start := time.Now()
-			res, err := Run(context.Background(), userConfig(t, ph.srv.URL), sc, Options{
+			res, err := Run(context.Background(), userConfig(t, ph.URL), sc, Options{
 				Speed: 100, Out: &narration, TempDir: parent,
 				Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
@@ -144,7 +109,7 @@ func TestScenariosEndToEnd(t *testing.T) {
 				t.Errorf("left behind in the temp dir: %v", left)
 			}
 
-			got := ph.received()
+			got := ph.Received()
 			var summaries []string
 			for _, p := range got {
 				summaries = append(summaries, p.Status+" "+p.Summary)
