@@ -75,6 +75,20 @@ func Bench(ctx context.Context, o BenchOptions) ([]BenchResult, error) {
 	if _, err := o.Host.Run(ctx, []string{"zpool", "list", "-H", "-o", "name", o.Pool}); err != nil {
 		return nil, fmt.Errorf("pool %s: %w (is it imported? `zpool list`)", o.Pool, err)
 	}
+	// A dataset inherits its parent's encryption, and ZFS allows no
+	// unencrypted child of an encrypted one: on a pool whose root dataset
+	// is encrypted every setting is measured encrypted, under the pool's
+	// own key, and the table says so rather than show "no" rows that are
+	// encrypted after all.
+	poolEnc, err := zfsGet(ctx, o.Host, o.Pool, "encryption")
+	if err != nil {
+		return nil, fmt.Errorf("encryption of pool %s's root dataset: %w", o.Pool, err)
+	}
+	inherited := poolEnc != "" && poolEnc != "off" && poolEnc != "-"
+	if inherited {
+		fmt.Fprintf(o.Out, "Pool %s's root dataset is encrypted (%s): every dataset in it is, so every setting is measured encrypted, under the pool's key. To compare with unencrypted storage, run the bench on an unencrypted pool.\n", o.Pool, poolEnc)
+		o.Encryption = false
+	}
 	keyFile := ""
 	if o.Encryption {
 		f, err := os.CreateTemp("", "zwatch-bench-*.key")
@@ -97,7 +111,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]BenchResult, error) {
 	}
 	var settings []setting
 	for _, c := range benchCompressions {
-		settings = append(settings, setting{c, false})
+		settings = append(settings, setting{c, inherited})
 		if o.Encryption {
 			settings = append(settings, setting{c, true})
 		}
@@ -113,7 +127,7 @@ func Bench(ctx context.Context, o BenchOptions) ([]BenchResult, error) {
 		if s.enc {
 			name += "-aes"
 		}
-		rs, err := benchDataset(ctx, o, name, s.comp, keyFile, s.enc, bar)
+		rs, err := benchDataset(ctx, o, name, s.comp, keyFile, s.enc, !inherited, bar)
 		results = append(results, rs...)
 		if err != nil {
 			return results, err
@@ -129,9 +143,11 @@ func Bench(ctx context.Context, o BenchOptions) ([]BenchResult, error) {
 
 // benchDataset creates one temporary dataset, measures both kinds of data
 // on it and destroys it.
-func benchDataset(ctx context.Context, o BenchOptions, name, comp, keyFile string, enc bool, bar *progressbar.ProgressBar) (_ []BenchResult, err error) {
+// enc is whether the dataset is encrypted; ownKey, whether it gets the
+// bench's own key rather than inheriting the pool's encryption.
+func benchDataset(ctx context.Context, o BenchOptions, name, comp, keyFile string, enc, ownKey bool, bar *progressbar.ProgressBar) (_ []BenchResult, err error) {
 	create := []string{"zfs", "create", "-o", "compression=" + comp, "-o", "recordsize=1M", "-o", "primarycache=metadata", "-o", "atime=off"}
-	if enc {
+	if enc && ownKey {
 		create = append(create, "-o", "encryption=aes-256-gcm", "-o", "keyformat=raw", "-o", "keylocation=file://"+keyFile)
 	}
 	if _, err := o.Host.Run(ctx, append(create, name)); err != nil {

@@ -21,6 +21,7 @@ type benchHost struct {
 	failOn   string // a dataset whose create fails
 	datasets map[string]string
 	syncs    int
+	poolEnc  string // the pool root's encryption property; "" is off
 }
 
 func (h *benchHost) Root() string                                { return "/" }
@@ -44,6 +45,11 @@ func (h *benchHost) Run(_ context.Context, argv []string) (execx.Result, error) 
 		return execx.Result{}, os.Mkdir(d, 0o755)
 	case argv[1] == "get" && argv[len(argv)-2] == "mountpoint":
 		return execx.Result{Stdout: []byte(h.datasets[last] + "\n")}, nil
+	case argv[1] == "get" && argv[len(argv)-2] == "encryption":
+		if h.poolEnc == "" {
+			return execx.Result{Stdout: []byte("off\n")}, nil
+		}
+		return execx.Result{Stdout: []byte(h.poolEnc + "\n")}, nil
 	case argv[1] == "get" && argv[len(argv)-2] == "compressratio":
 		return execx.Result{Stdout: []byte("1.00x\n")}, nil
 	case argv[1] == "destroy":
@@ -97,6 +103,38 @@ func TestBenchMeasuresEverySettingAndCleansUp(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// Found by make e2e: on a pool made with `provision --encrypt` every
+// dataset inherits encryption, so "encrypted: no" rows were encrypted too.
+func TestBenchOnEncryptedPoolMeasuresEncryptedOnly(t *testing.T) {
+	h := &benchHost{dir: t.TempDir(), datasets: map[string]string{}, poolEnc: "aes-256-gcm"}
+	var out bytes.Buffer
+	rs, err := Bench(context.Background(), BenchOptions{Pool: "safe", Size: 1 << 20, Encryption: true, Out: &out, Host: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 8 {
+		t.Fatalf("%d results, want 4 compressions × 2 data kinds, all encrypted", len(rs))
+	}
+	for _, r := range rs {
+		if !r.Encrypted {
+			t.Errorf("a row says unencrypted on an encrypted pool: %+v", r)
+		}
+	}
+	for _, c := range h.calls {
+		if c[1] == "create" && strings.Contains(strings.Join(c, " "), "encryption=") {
+			t.Errorf("a bench dataset got its own key instead of the pool's: %q", c)
+		}
+	}
+	for _, want := range []string{"root dataset is encrypted (aes-256-gcm)", "Recommended (encrypted datasets)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), " no ") {
+		t.Errorf("table has an unencrypted row:\n%s", out.String())
 	}
 }
 

@@ -98,8 +98,9 @@ func newProvisionBenchCmd() *cobra.Command {
 		Short: "Measure write/read throughput of a new pool per compression setting and recommend settings",
 		Long: `On temporary datasets of POOL, measure sequential write (fsync at the end,
 direct I/O where the platform allows) and read throughput for compression
-off, lz4, zstd-1 and zstd-3 — with and without encryption with --encryption —
-on incompressible data and on a typical compressible mix. The datasets use
+off, lz4, zstd-1 and zstd-3 — with and without encryption with --encryption;
+only encrypted on a pool whose root dataset is encrypted, as every dataset
+there is — on incompressible data and on a typical compressible mix. The datasets use
 primarycache=metadata so reads come from the disks, not the ARC. Prints a
 table (MB/s and compression ratio), recommends settings per dataset purpose,
 warns where a setting is slower than the network, then destroys the
