@@ -307,8 +307,11 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	}
 
 	// The fleet view sees all three agents and the servers.
-	hosts, err := fleet.Fleet(ctx, admin.JS)
-	if err != nil {
+	var hosts []fleet.HostView
+	if err := bus.RetryAPI(ctx, func(ctx context.Context) (err error) {
+		hosts, err = fleet.Fleet(ctx, admin.JS)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]fleet.HostView{}
@@ -327,8 +330,11 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	if age := seen["nas3"].Age(time.Now()); age < 5*time.Second {
 		t.Errorf("nas3 heartbeat age %v", age)
 	}
-	active, err := rules.Active(ctx, admin)
-	if err != nil {
+	var active []alert.Alert
+	if err := bus.RetryAPI(ctx, func(ctx context.Context) (err error) {
+		active, err = rules.Active(ctx, admin)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	activeHosts := map[string]bool{}
@@ -363,31 +369,42 @@ func hasPoolState(v fleet.HostView, state string) bool {
 }
 
 // outboxIDs reads the ids of every notification in ZWATCH_ALERTS.
+// outboxIDs reads every notification in the outbox stream. A cluster that
+// just lost and regained a node may answer a JetStream API request with "no
+// responders" while it elects a leader, so the read is retried as zwatch's
+// own setup is (bus.RetryAPI).
 func outboxIDs(t *testing.T, ctx context.Context, b *bus.Bus) map[string]bool {
 	t.Helper()
-	cons, err := b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := b.JS.Stream(ctx, bus.StreamAlerts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]bool{}
-	for range info.State.Msgs {
-		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	var ids map[string]bool
+	err := bus.RetryAPI(ctx, func(ctx context.Context) error {
+		ids = map[string]bool{}
+		cons, err := b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		var n alert.Notification
-		if _, err := bus.Decode(m.Data(), "notification", &n); err != nil {
-			t.Fatal(err)
+		st, err := b.JS.Stream(ctx, bus.StreamAlerts)
+		if err != nil {
+			return err
 		}
-		ids[n.ID] = true
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		for range info.State.Msgs {
+			m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+			if err != nil {
+				return err
+			}
+			var n alert.Notification
+			if _, err := bus.Decode(m.Data(), "notification", &n); err != nil {
+				t.Fatal(err)
+			}
+			ids[n.ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ids
 }

@@ -265,16 +265,14 @@ sc_restart_begin() {
   zw_stop
   zw_start || { bad restart "zwatch starts again"; return 1; }
   E2E_RESTART_T1=$(date +%s)
-  local rss
-  sleep 10
-  rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
-  figure restart "zwatch VmRSS 10 s after a restart" "$((rss / 1024))" MiB "/proc/PID/status, 2.3.2 guest, pool vault (DEGRADED) + capacity fill starting"
 }
 sc_restart_check() { # once, and before anything else pages about vault (replace, scrub)
   [ -n "${E2E_RESTART_T0:-}" ] && [ -z "${E2E_RESTART_CHECKED:-}" ] || return 0
   E2E_RESTART_CHECKED=1
   local s=restart n t0=$E2E_RESTART_T0 left
   left=$(( 20 - ( $(date +%s) - E2E_RESTART_T1 ) )); (( left > 0 )) && sleep "$left"
+  local rss; rss=$(vm_run "awk '/VmRSS/{print \$2}' /proc/\$(pgrep -x zwatch)/status")
+  figure $s "zwatch VmRSS $(( $(date +%s) - E2E_RESTART_T1 )) s after a restart" "$((rss / 1024))" MiB "/proc/PID/status, 2.3.2 guest, pools vault (DEGRADED), safe, small (full)"
   n=$(sink --count --after "$t0" --status firing --contains "$V_SD1")
   [ "$n" = 0 ] && ok $s "no second page for the firing unplug alert after kill -TERM + start ($(( $(date +%s) - E2E_RESTART_T1 )) s watched)" \
     || { bad $s "no second page after restart" "$n firing notification(s) naming $V_SD1"; dump_notes "$t0"; }
@@ -337,13 +335,13 @@ sc_scrub() {
 # starts it before the restart scenario and checks it after the encrypted one: neither measures a
 # latency the fill would disturb (restart checks that no page comes; encrypted is functional).
 sc_capacity_start() {
-  g "zpool create -f -o ashift=12 -O compression=off small $D/$SMALL" || { bad capacity "zpool create small"; return 1; }
-  E2E_FILL_JOB=$(vm_spawn "date +%s%N; dd if=/dev/zero of=/small/fill bs=1M status=none 2>/dev/null; zpool sync small; date +%s%N")
+  E2E_FILL_JOB=$(vm_spawn "zpool create -f -o ashift=12 -O compression=off small $D/$SMALL || exit 1; date +%s%N; dd if=/dev/zero of=/small/fill bs=1M status=none 2>/dev/null; zpool sync small; date +%s%N")
 }
 sc_capacity_check() {
   local s=capacity t0 t1 tn r cap
   [ -n "${E2E_FILL_JOB:-}" ] || return 1
-  r=$(vm_wait "$E2E_FILL_JOB" 600); t0=$(head -1 <<<"$r"); t1=$(tail -1 <<<"$r")
+  r=$(vm_wait "$E2E_FILL_JOB" 600) || { bad $s "zpool create small, then fill it" "$r"; return 1; }
+  t0=$(head -1 <<<"$r"); t1=$(tail -1 <<<"$r")
   cap=$(vm_run "zpool list -Hp -o capacity small")
   figure $s "fill 'small' (2 GiB disk) until ENOSPC" "$(ms "$t1" "$t0")" ms "guest clock; zpool list capacity then $cap %"
   if tn=$(wait_note 60 --after "$t0" --alert PoolCapacity=firing --contains small --severity critical); then
