@@ -77,7 +77,7 @@ if [ $LIVE21 = 1 ]; then
   trap 'touch "$BIN/.boot21" 2>/dev/null; [ -n "$BOOT21_PID" ] && wait "$BOOT21_PID" 2>/dev/null; ZFS_VERSION=2.1.11 ZW_VM_DIR=$VMDIR21 "$HERE/vm.sh" shutdown >/dev/null 2>&1' EXIT
 fi
 
-# ---------------------------------------------------------------- the image (cached: < 1 s)
+# ---------------------------------------------------------------- the image (2-3 s when cached)
 ZW_E2E_CACHE_NOTE=""
 if [ $needs23 = 1 ]; then
   t_img=$(date +%s)
