@@ -81,7 +81,7 @@ fi
 ZW_E2E_CACHE_NOTE=""
 if [ $needs23 = 1 ]; then
   t_img=$(date +%s)
-  ZFS_VERSION=2.3.2 "$HERE/build-image.sh" >/dev/null || { say "VM image build failed"; exit 1; }
+  ZW_E2E_IMAGE23=$(ZFS_VERSION=2.3.2 "$HERE/build-image.sh" | tail -1) || { say "VM image build failed"; exit 1; }
   t_img=$(( $(date +%s) - t_img ))
   if (( t_img > 5 )); then ZW_E2E_CACHE_NOTE=", VM image built in $(( t_img / 60 )) min $(( t_img % 60 )) s"; else ZW_E2E_CACHE_NOTE=", VM image cached"; fi
   printf 'run\t%s\t%s\t%s\t%s\n' "e2e/build-image.sh (2.3.2)" "$t_img" s "host clock; 2-3 s when cached (apt metadata lookups)" >> "$ZW_E2E_OUT/figures.tsv"
@@ -90,7 +90,7 @@ fi
 # ---------------------------------------------------------------- OpenZFS 2.3.2: the scenarios
 if [ $needs23 = 1 ]; then
   (
-    export ZFS_VERSION=2.3.2 ZW_VM_DIR=$VMDIR23
+    export ZFS_VERSION=2.3.2 ZW_VM_DIR=$VMDIR23 ZW_E2E_IMAGE=${ZW_E2E_IMAGE23:-}
     # shellcheck source=vm.sh
     source "$HERE/vm.sh"
     # shellcheck source=scenarios.sh

@@ -29,6 +29,9 @@
 #   ZW_MEM           guest memory MiB (default 2048)   ZW_SMP  vCPUs (default: host cores)
 #   ZW_BOOT_TIMEOUT  seconds to wait for the agent (default 300)
 #   ZW_RUN_TIMEOUT   seconds `run` waits before giving up with status 124 (default 1800)
+#   ZW_E2E_IMAGE     image dir already returned by build-image.sh for ZFS_VERSION (run.sh sets it,
+#                    so boot does not ask build-image.sh again)
+#   ZW_BOOT_ARGS     kernel arguments added to root/console (default: quiet, fast; see below)
 
 ZW_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ZFS_VERSION=${ZFS_VERSION:-2.3.2}
@@ -149,7 +152,9 @@ _vm_kill() {
 vm_boot() {
   if vm_running; then _vm_log "VM already running (pid $(cat "$ZW_VM_DIR/qemu.pid"))"; return 0; fi
   local img accel probe=$ZW_CACHE/accel-probe timeout=${ZW_BOOT_TIMEOUT:-300}
-  img=$(ZFS_VERSION=$ZFS_VERSION "$ZW_E2E_DIR/build-image.sh" | tail -1) || return 1
+  # ZW_E2E_IMAGE: an image dir the caller just got from build-image.sh (run.sh), for this version
+  img=${ZW_E2E_IMAGE:-}
+  [ -n "$img" ] && [ -f "$img/env" ] || img=$(ZFS_VERSION=$ZFS_VERSION "$ZW_E2E_DIR/build-image.sh" | tail -1) || return 1
   mkdir -p "$ZW_VM_DIR"
   echo "$img" > "$ZW_VM_DIR/image"
   accel=${ZW_ACCEL:-auto}
