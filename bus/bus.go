@@ -41,6 +41,10 @@ type Options struct {
 	FactsMaxBytes int64
 	AlertsMaxAge  time.Duration
 
+	// FactSubjects are the subjects of the facts stream (facts.StreamSubjects);
+	// required unless NoStreams.
+	FactSubjects []string
+
 	// NoStreams skips creating the streams and the state bucket: an agent
 	// only publishes, and its NATS user may not use the JetStream API.
 	NoStreams bool
@@ -218,9 +222,12 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 		// Longer than the 7-day retry window of the outbox.
 		alertsAge = 30 * 24 * time.Hour
 	}
+	if len(o.FactSubjects) == 0 {
+		return fmt.Errorf("create stream %s: no subjects given (bus.Options.FactSubjects, from facts.StreamSubjects)", StreamFacts)
+	}
 	streams := []jetstream.StreamConfig{
 		{
-			Name: StreamFacts, Subjects: FactSubjects, Storage: jetstream.FileStorage,
+			Name: StreamFacts, Subjects: o.FactSubjects, Storage: jetstream.FileStorage,
 			MaxAge: factsAge, MaxBytes: factsBytes, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch collector messages (buffer between agents and the rule engine)",
 		},

@@ -26,46 +26,29 @@ func TestTokenSanitises(t *testing.T) {
 			t.Errorf("Token(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := Subject("nas.home", KindSmart, "WD 1.2"); got != "zwatch.v1.nas_home.smart.WD_1_2" {
+	if got := Subject("nas.home", "smart", "WD 1.2"); got != "zwatch.v1.nas_home.smart.WD_1_2" {
 		t.Errorf("Subject = %q", got)
-	}
-}
-
-func TestKindOf(t *testing.T) {
-	for subj, want := range map[string]string{
-		"zwatch.v1.nas1.zpool.status":    KindZpoolStatus,
-		"zwatch.v1.nas1.smart.WD-1":      KindSmart,
-		"zwatch.v1.nas1.collector.error": KindCollectorError,
-		"zwatch.v1.nas1.alert":           KindAlert,
-	} {
-		host, kind, ok := KindOf(subj)
-		if !ok || host != "nas1" || kind != want {
-			t.Errorf("KindOf(%q) = %q %q %v, want nas1 %q", subj, host, kind, ok, want)
-		}
-	}
-	if _, _, ok := KindOf("other.v1.x.y"); ok {
-		t.Error("foreign subject accepted")
 	}
 }
 
 func TestEnvelopeRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	msg, err := Wrap(KindZpoolCapacity, "nas1", "zpool_list", at, map[string]int{"x": 1})
+	msg, err := Wrap("zpool.capacity", "nas1", "zpool_list", at, map[string]int{"x": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]int
-	env, err := Decode(msg, KindZpoolCapacity, &got)
+	env, err := Decode(msg, "zpool.capacity", &got)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if env.Schema != "zwatch.v1.zpool.capacity" || env.Host != "nas1" || env.Collector != "zpool_list" || !env.CollectedAt.Equal(at) || got["x"] != 1 {
 		t.Fatalf("envelope = %+v data %v", env, got)
 	}
-	if _, err := Decode(msg, KindZpoolStatus, nil); err == nil {
+	if _, err := Decode(msg, "zpool.status", nil); err == nil {
 		t.Fatal("schema mismatch not detected")
 	}
-	if _, err := Decode([]byte("{"), KindZpoolStatus, nil); err == nil {
+	if _, err := Decode([]byte("{"), "zpool.status", nil); err == nil {
 		t.Fatal("broken JSON accepted")
 	}
 }
@@ -77,7 +60,7 @@ func TestEmbeddedJetStreamSurvivesRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	b, err := Open(ctx, Options{StateDir: dir}, nil)
+	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +84,7 @@ func TestEmbeddedJetStreamSurvivesRestart(t *testing.T) {
 		t.Fatalf("no JetStream store in state dir: %v", err)
 	}
 
-	b2, err := Open(ctx, Options{StateDir: dir}, nil)
+	b2, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +112,7 @@ func TestEmbeddedJetStreamSurvivesRestart(t *testing.T) {
 func TestListenerForAgents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := Open(ctx, Options{StateDir: t.TempDir(), Listen: "127.0.0.1:0"}, nil)
+	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: t.TempDir(), Listen: "127.0.0.1:0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +121,13 @@ func TestListenerForAgents(t *testing.T) {
 		t.Fatal("no listener")
 	}
 	// An agent on the network side connects and publishes into the stream.
-	agent, err := Open(ctx, Options{URL: b.ClientURL()}, nil)
+	agent, err := Open(ctx, Options{FactSubjects: testFactSubjects, URL: b.ClientURL()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer agent.Close()
-	msg, _ := Wrap(KindHeartbeat, "agent1", "zwatch", time.Now(), map[string]string{})
-	if err := agent.Publish(ctx, Subject("agent1", KindHeartbeat), msg); err != nil {
+	msg, _ := Wrap("heartbeat", "agent1", "zwatch", time.Now(), map[string]string{})
+	if err := agent.Publish(ctx, Subject("agent1", "heartbeat"), msg); err != nil {
 		t.Fatal(err)
 	}
 	info, err := b.JS.Stream(ctx, StreamFacts)
@@ -161,7 +144,7 @@ func TestStateDirNotWritable(t *testing.T) {
 		// root writes anywhere; use a path under a regular file instead.
 		f := filepath.Join(t.TempDir(), "file")
 		os.WriteFile(f, nil, 0o600)
-		_, err := Open(context.Background(), Options{StateDir: filepath.Join(f, "sub")}, nil)
+		_, err := Open(context.Background(), Options{FactSubjects: testFactSubjects, StateDir: filepath.Join(f, "sub")}, nil)
 		if err == nil {
 			t.Fatal("want error")
 		}
@@ -170,8 +153,12 @@ func TestStateDirNotWritable(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.Chmod(dir, 0o500)
-	_, err := Open(context.Background(), Options{StateDir: dir}, nil)
+	_, err := Open(context.Background(), Options{FactSubjects: testFactSubjects, StateDir: dir}, nil)
 	if err == nil {
 		t.Fatal("want error for read-only state dir")
 	}
 }
+
+// testFactSubjects stand in for facts.StreamSubjects, which this package's
+// own tests cannot import.
+var testFactSubjects = []string{"zwatch.v1.*.zpool.>", "zwatch.v1.*.smart.>", "zwatch.v1.*.heartbeat"}

@@ -73,7 +73,7 @@ func openServer(ctx context.Context, t *testing.T, cl *clustertest.Cluster) *Bus
 	var err error
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b, err = Open(ctx, Options{URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
+		b, err = Open(ctx, Options{FactSubjects: testFactSubjects, URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
 			TLSCA: cl.CA, Replicas: 3, Name: "test-server"}, nil)
 		if err == nil || time.Now().After(deadline) {
 			break
@@ -126,12 +126,12 @@ func TestNATSClusterAgentPermissions(t *testing.T) {
 	}
 
 	agent, asyncErrs := openAgent(ctx, t, cl, "nas1")
-	msg, _ := Wrap(KindHeartbeat, "nas1", "zwatch", time.Now(), map[string]any{})
-	if err := agent.Publish(ctx, Subject("nas1", KindHeartbeat), msg); err != nil {
+	msg, _ := Wrap("heartbeat", "nas1", "zwatch", time.Now(), map[string]any{})
+	if err := agent.Publish(ctx, Subject("nas1", "heartbeat"), msg); err != nil {
 		t.Fatalf("own subject refused: %v", err)
 	}
 	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 2*time.Second) }
-	for _, subj := range []string{Subject("nas2", KindHeartbeat), Subject("nas1", KindAlert), "$JS.API.STREAM.PURGE." + StreamFacts} {
+	for _, subj := range []string{Subject("nas2", "heartbeat"), Subject("nas1", KindAlert), "$JS.API.STREAM.PURGE." + StreamFacts} {
 		pctx, c := short()
 		err := agent.Publish(pctx, subj, msg)
 		c()
@@ -165,7 +165,7 @@ func TestNATSClusterAgentPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.State.Subjects) != 1 || info.State.Subjects[Subject("nas1", KindHeartbeat)] != 1 {
+	if len(info.State.Subjects) != 1 || info.State.Subjects[Subject("nas1", "heartbeat")] != 1 {
 		t.Errorf("stream subjects %v", info.State.Subjects)
 	}
 	if _, err := srv.JS.Stream(ctx, StreamAlerts); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -13,18 +13,9 @@ import (
 // Version is the subject and schema version prefix.
 const Version = "v1"
 
-// Message kinds: the subject suffix under zwatch.v1.<host>. and the schema name.
-const (
-	KindZpoolStatus    = "zpool.status"
-	KindZpoolCapacity  = "zpool.capacity"
-	KindZpoolEvent     = "zpool.event"
-	KindSmart          = "smart" // subject adds .<serial>
-	KindARC            = "arc"
-	KindCollectorError = "collector.error"
-	KindMaintenance    = "maintenance"
-	KindHeartbeat      = "heartbeat"
-	KindAlert          = "alert"
-)
+// KindAlert is the subject suffix of notifications, zwatch.v1.<host>.alert.
+// The kinds of fact are listed in package facts.
+const KindAlert = "alert"
 
 // Schema names the data layout of an envelope, e.g. zwatch.v1.zpool.status.
 func Schema(kind string) string { return "zwatch." + Version + "." + kind }
@@ -78,13 +69,19 @@ type Envelope struct {
 	Data        json.RawMessage `json:"data"`
 }
 
-// Wrap builds an envelope around data.
+// Wrap builds an envelope of schema Schema(kind) around data.
 func Wrap(kind, host, collector string, at time.Time, data any) ([]byte, error) {
+	return WrapSchema(Schema(kind), host, collector, at, data)
+}
+
+// WrapSchema builds an envelope of the given schema around data, for
+// messages whose schema is not named after their subject (notifications).
+func WrapSchema(schema, host, collector string, at time.Time, data any) ([]byte, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s data: %w", kind, err)
+		return nil, fmt.Errorf("encode %s data: %w", schema, err)
 	}
-	return json.Marshal(Envelope{Schema: Schema(kind), Host: host, Collector: collector, CollectedAt: at.UTC(), Data: raw})
+	return json.Marshal(Envelope{Schema: schema, Host: host, Collector: collector, CollectedAt: at.UTC(), Data: raw})
 }
 
 // Decode decodes an envelope and checks its schema.
@@ -104,18 +101,14 @@ func Decode(msg []byte, wantKind string, into any) (Envelope, error) {
 	return env, nil
 }
 
-// KindOf returns the message kind of a zwatch subject (the part after the
-// host), e.g. "smart" for zwatch.v1.nas1.smart.WD-123, and the host token.
-func KindOf(subject string) (host, kind string, ok bool) {
+// HostOf returns the host token of a zwatch subject,
+// e.g. "nas1" for zwatch.v1.nas1.smart.WD-123.
+func HostOf(subject string) (host string, ok bool) {
 	parts := strings.SplitN(subject, ".", 4)
 	if len(parts) < 4 || parts[0] != "zwatch" || parts[1] != Version {
-		return "", "", false
+		return "", false
 	}
-	rest := parts[3]
-	if strings.HasPrefix(rest, KindSmart+".") {
-		return parts[2], KindSmart, true
-	}
-	return parts[2], rest, true
+	return parts[2], true
 }
 
 // Stream names and their subjects. Facts and alerts live in separate streams
@@ -126,16 +119,6 @@ const (
 	// StateBucket is the key-value bucket holding the rule engine's state.
 	StateBucket = "zwatch_state"
 )
-
-// FactSubjects are the subjects of the facts stream, for every host.
-var FactSubjects = []string{
-	"zwatch." + Version + ".*.zpool.>",
-	"zwatch." + Version + ".*.smart.>",
-	"zwatch." + Version + ".*." + KindARC,
-	"zwatch." + Version + ".*.collector.>",
-	"zwatch." + Version + ".*." + KindMaintenance,
-	"zwatch." + Version + ".*." + KindHeartbeat,
-}
 
 // AlertSubjects is the subject of the alerts stream (the durable outbox).
 var AlertSubjects = []string{"zwatch." + Version + ".*." + KindAlert}

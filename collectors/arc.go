@@ -9,8 +9,8 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -38,7 +38,7 @@ func (c *ARC) Collect(ctx context.Context, pub Publisher) error {
 	}
 	arc := zfs.ARCFrom(cur, c.prev)
 	c.prev = cur
-	return pub.Publish(ctx, bus.KindARC, c.Name(), arc)
+	return pub.Publish(ctx, facts.KindARC, c.Name(), arc)
 }
 
 func (c *ARC) read(ctx context.Context) (map[string]uint64, error) {

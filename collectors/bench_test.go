@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkPollCycleStatusZwatchOnly(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pub.Publish(context.Background(), "zpool.status", "zpool_status", StatusData{Source: "json", Pools: pools})
+		pub.Publish(context.Background(), "zpool.status", "zpool_status", facts.StatusData{Source: "json", Pools: pools})
 		pub.msgs = pub.msgs[:0]
 	}
 }

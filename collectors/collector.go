@@ -14,6 +14,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // Publisher puts one message of a kind on the bus for this host.
@@ -50,26 +51,10 @@ type Collector interface {
 	Collect(ctx context.Context, pub Publisher) error
 }
 
-// CollectorError is the payload of zwatch.v1.<host>.collector.error.
-type CollectorError struct {
-	Collector string `json:"collector"`
-	// Kind: timeout, busy, missing, denied, failed, parse.
-	Kind    string `json:"kind"`
-	Command string `json:"command,omitempty"`
-	// Target names the pool or disk concerned, when there is one.
-	Target  string `json:"target,omitempty"`
-	Message string `json:"message"`
-	// Fix tells a person what to do about it.
-	Fix string `json:"fix,omitempty"`
-}
-
-// KindParse is the collector.error kind for output that could not be read.
-const KindParse = "parse"
-
 // ErrorFor turns an error from a collector into a CollectorError, with a fix
 // for the kinds a person can act on.
-func ErrorFor(collector, target string, err error) CollectorError {
-	ce := CollectorError{Collector: collector, Target: target, Message: err.Error()}
+func ErrorFor(collector, target string, err error) facts.CollectorError {
+	ce := facts.CollectorError{Collector: collector, Target: target, Message: err.Error()}
 	var ee *execx.Error
 	if errors.As(err, &ee) {
 		ce.Kind = ee.Kind
@@ -86,7 +71,7 @@ func ErrorFor(collector, target string, err error) CollectorError {
 	}
 	var pe *ParseError
 	if errors.As(err, &pe) {
-		ce.Kind = KindParse
+		ce.Kind = facts.KindParse
 		ce.Fix = "zwatch could not read this output; please report it with the output attached"
 		return ce
 	}
@@ -127,7 +112,7 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		default:
 			log.Warn("collector failed", "collector", c.Name(), "err", err)
 			ce := ErrorFor(c.Name(), "", err)
-			if perr := pub.Publish(ctx, bus.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
+			if perr := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
 				log.Error("publish collector error", "collector", c.Name(), "err", perr)
 			}
 		}

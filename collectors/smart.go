@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
 
@@ -195,7 +195,7 @@ func (c *SmartCollector) collectOne(ctx context.Context, pub Publisher, t smartT
 	if extra == "" {
 		extra = t.dev
 	}
-	return pub.Publish(ctx, bus.KindSmart, c.Name(), rep, extra)
+	return pub.Publish(ctx, facts.KindSmart, c.Name(), rep, extra)
 }
 
 // read runs smartctl on one disk. -n standby makes smartctl exit 2 without
@@ -368,7 +368,7 @@ func (c *SmartCollector) publishError(ctx context.Context, pub Publisher, t smar
 	if ce.Command == "" && t.dev != "" {
 		ce.Command = c.Config.Smartctl + " --json=c -a -n standby " + t.dev
 	}
-	if perr := pub.Publish(ctx, bus.KindCollectorError, c.Name(), ce); perr != nil {
+	if perr := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); perr != nil {
 		return fmt.Errorf("publish smart error for %s: %w", t.dev, perr)
 	}
 	return nil

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/smart"
 )
@@ -39,7 +39,7 @@ var constructedStandby = strings.Replace(capturedVanished,
 func (p *memPublisher) reports() map[string]*smart.Report {
 	out := map[string]*smart.Report{}
 	for _, m := range p.msgs {
-		if r, ok := m.data.(*smart.Report); ok && m.kind == bus.KindSmart {
+		if r, ok := m.data.(*smart.Report); ok && m.kind == facts.KindSmart {
 			out[strings.Join(m.extra, ".")] = r
 		}
 	}
@@ -47,10 +47,10 @@ func (p *memPublisher) reports() map[string]*smart.Report {
 }
 
 // errors are the collector errors published, by target.
-func (p *memPublisher) errors() map[string]CollectorError {
-	out := map[string]CollectorError{}
+func (p *memPublisher) errors() map[string]facts.CollectorError {
+	out := map[string]facts.CollectorError{}
 	for _, m := range p.msgs {
-		if ce, ok := m.data.(CollectorError); ok && m.kind == bus.KindCollectorError {
+		if ce, ok := m.data.(facts.CollectorError); ok && m.kind == facts.KindCollectorError {
 			out[ce.Target] = ce
 		}
 	}
@@ -171,7 +171,7 @@ func TestSmartCollectorEndToEnd(t *testing.T) {
 		"/dev/sdd": {execx.KindDenied, "CAP_SYS_RAWIO"},
 		"/dev/sde": {execx.KindFailed, "devices: [{device: /dev/sde, type: sat}]"},
 		"/dev/sdf": {execx.KindFailed, "dmesg"},
-		"/dev/sdg": {KindParse, "report it"},
+		"/dev/sdg": {facts.KindParse, "report it"},
 	}
 	for dev, w := range wantErr {
 		ce, ok := errs[dev]
@@ -215,7 +215,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 		t.Fatalf("got %d messages, want 2: %+v", len(pub.msgs), pub.msgs)
 	}
 	sb, ok := pub.msgs[1].data.(*smart.Report)
-	if !ok || pub.msgs[1].kind != bus.KindSmart || strings.Join(pub.msgs[1].extra, ".") != "9RK1XXXX" {
+	if !ok || pub.msgs[1].kind != facts.KindSmart || strings.Join(pub.msgs[1].extra, ".") != "9RK1XXXX" {
 		t.Fatalf("standby message = %+v", pub.msgs[1])
 	}
 	if !sb.InStandby || sb.LastReadingAgeS == nil || *sb.LastReadingAgeS != 25*60 || sb.Serial != "9RK1XXXX" ||

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -78,10 +78,10 @@ func TestZpoolStatusPicksJSONOn23(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != bus.KindZpoolStatus {
+	if len(msgs) != 1 || msgs[0].kind != facts.KindZpoolStatus {
 		t.Fatalf("zfsPublished %+v", msgs)
 	}
-	sd := msgs[0].data.(StatusData)
+	sd := msgs[0].data.(facts.StatusData)
 	if sd.Source != "json" {
 		t.Fatalf("source %q, want json", sd.Source)
 	}
@@ -111,7 +111,7 @@ func TestZpoolStatusTextBefore23(t *testing.T) {
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
-	sd := pub.all()[0].data.(StatusData)
+	sd := pub.all()[0].data.(facts.StatusData)
 	if sd.Source != "text" || findPool(sd.Pools, "vault").State != zfs.StateDegraded {
 		t.Fatalf("got %+v", sd)
 	}
@@ -125,7 +125,7 @@ func TestZpoolListReadsRealOutput(t *testing.T) {
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
-	cd := pub.all()[0].data.(CapacityData)
+	cd := pub.all()[0].data.(facts.CapacityData)
 	if len(cd.Pools) != 2 || cd.Pools[1].Name != "vault" || cd.Pools[1].Health != zfs.StateDegraded || cd.Pools[1].SizeBytes != 5905580032 {
 		t.Fatalf("pools = %+v", cd.Pools)
 	}
@@ -171,12 +171,12 @@ func TestLoopPublishesCollectorErrors(t *testing.T) {
 	for {
 		msgs := pub.all()
 		if len(msgs) >= 2 {
-			ce := msgs[0].data.(CollectorError)
-			if msgs[0].kind != bus.KindCollectorError || ce.Kind != execx.KindTimeout {
+			ce := msgs[0].data.(facts.CollectorError)
+			if msgs[0].kind != facts.KindCollectorError || ce.Kind != execx.KindTimeout {
 				t.Fatalf("first message %+v", msgs[0])
 			}
 			// At most one invocation is outstanding: the second is busy or timed out.
-			if k := msgs[1].data.(CollectorError).Kind; k != execx.KindBusy && k != execx.KindTimeout {
+			if k := msgs[1].data.(facts.CollectorError).Kind; k != execx.KindBusy && k != execx.KindTimeout {
 				t.Fatalf("second kind %q", k)
 			}
 			break
@@ -229,10 +229,10 @@ func TestEventFollowerPublishesAndPokes(t *testing.T) {
 		t.Fatal("no poke after an event")
 	}
 	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != bus.KindZpoolEvent {
+	if len(msgs) != 1 || msgs[0].kind != facts.KindZpoolEvent {
 		t.Fatalf("zfsPublished %+v", msgs)
 	}
-	ev := msgs[0].data.(EventData)
+	ev := msgs[0].data.(facts.EventData)
 	if ev.Class != "ereport.fs.zfs.io" || ev.Pool != "zroot" || !strings.Contains(ev.VdevPath, "ZHZ54DBW") {
 		t.Fatalf("event %+v", ev.Event)
 	}

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -65,7 +65,7 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 			return nil
 		}
 		f.log().Debug("zpool event", "class", ev.Class, "pool", ev.Pool, "age", now().Sub(ev.Time).Round(time.Millisecond))
-		if err := pub.Publish(ctx, bus.KindZpoolEvent, f.Name(), EventData{Event: ev}); err != nil && ctx.Err() == nil {
+		if err := pub.Publish(ctx, facts.KindZpoolEvent, f.Name(), facts.EventData{Event: ev}); err != nil && ctx.Err() == nil {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
 		poke.fire()

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -44,7 +44,7 @@ func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
 	if err != nil {
 		return &ParseError{Source: "zpool list", Err: err}
 	}
-	data := CapacityData{Pools: pools}
+	data := facts.CapacityData{Pools: pools}
 	if len(pools) > 0 && c.Zfs != "" {
 		// Quotas are a refinement: a failure here must not hide pool health.
 		res, err := c.Runner.Run(ctx, c.Zfs, "list", "-Hp", "-o", "name,used,avail,quota,refquota")
@@ -54,5 +54,5 @@ func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
 			}
 		}
 	}
-	return pub.Publish(ctx, bus.KindZpoolCapacity, c.Name(), data)
+	return pub.Publish(ctx, facts.KindZpoolCapacity, c.Name(), data)
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -77,7 +77,7 @@ func (c *ZpoolStatus) Collect(ctx context.Context, pub Publisher) error {
 		return &ParseError{Source: "zpool status (" + source + ")", Err: err}
 	}
 	c.logNewNotes(pools)
-	return pub.Publish(ctx, bus.KindZpoolStatus, c.Name(), StatusData{Source: source, Pools: pools})
+	return pub.Publish(ctx, facts.KindZpoolStatus, c.Name(), facts.StatusData{Source: source, Pools: pools})
 }
 
 func (c *ZpoolStatus) logNewNotes(pools []*zfs.Pool) {

@@ -180,8 +180,9 @@ type Loaded struct {
 	Warnings []string
 }
 
-// Load reads, validates and returns the config at path.
-func Load(path string) (*Loaded, error) {
+// Load reads, validates and returns the config at path; cat names the rules
+// and channel types that exist (catalog.Config()).
+func Load(path string, cat Catalog) (*Loaded, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -190,7 +191,7 @@ func Load(path string) (*Loaded, error) {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	defer f.Close()
-	l, err := Parse(f)
+	l, err := Parse(f, cat)
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
@@ -201,8 +202,8 @@ func Load(path string) (*Loaded, error) {
 	return l, nil
 }
 
-// Parse reads and validates a config from r.
-func Parse(r io.Reader) (*Loaded, error) {
+// Parse reads and validates a config from r against the extensions in cat.
+func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -230,7 +231,7 @@ func Parse(r io.Reader) (*Loaded, error) {
 		cfg.Host, _ = os.Hostname()
 	}
 	var errs Errors
-	cfg.validate(&errs)
+	cfg.validate(&errs, cat)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -284,7 +285,7 @@ func (es *Errors) addProblem(p yamlcheck.Problem) {
 	es.add(path, v, "%s", p.Message)
 }
 
-func (c *Config) validate(errs *Errors) {
+func (c *Config) validate(errs *Errors, cat Catalog) {
 	if strings.TrimSpace(c.Host) == "" {
 		errs.add("host", c.Host, "empty and the system has no host name: set the name this machine has on the bus")
 	}
@@ -341,7 +342,7 @@ func (c *Config) validate(errs *Errors) {
 		errs.add("fleet.lease_ttl", FormatDuration(c.Fleet.LeaseTTL.D()), "too long: at most 5m (a standby server waits this long to take over)")
 	}
 	c.Maintenance.validate("maintenance", errs)
-	c.Rules.validate("rules", errs)
+	c.Rules.validate("rules", errs, cat.RuleNames())
 	c.Notify.validate("notify", errs)
 }
 

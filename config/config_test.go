@@ -42,7 +42,7 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse(strings.NewReader(c.yaml))
+			_, err := Parse(strings.NewReader(c.yaml), testCatalog)
 			if err == nil {
 				t.Fatalf("config accepted:\n%s", c.yaml)
 			}
@@ -56,14 +56,14 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 }
 
 func TestErrorsAreAllReported(t *testing.T) {
-	_, err := Parse(strings.NewReader("hots: a\nzfs:\n  zpol: x\n"))
+	_, err := Parse(strings.NewReader("hots: a\nzfs:\n  zpol: x\n"), testCatalog)
 	if err == nil || !strings.Contains(err.Error(), "hots") || !strings.Contains(err.Error(), "zfs.zpol") {
 		t.Fatalf("want both errors, got %v", err)
 	}
 }
 
 func TestDefaultsAndOverrides(t *testing.T) {
-	l, err := Parse(strings.NewReader("host: nas1\nzfs:\n  status_interval: 2m\nrules:\n  repeat_warning: 7d\n"))
+	l, err := Parse(strings.NewReader("host: nas1\nzfs:\n  status_interval: 2m\nrules:\n  repeat_warning: 7d\n"), testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestDefaultsAndOverrides(t *testing.T) {
 }
 
 func TestEmptyFileIsDefaults(t *testing.T) {
-	if _, err := Parse(strings.NewReader("# nothing\n")); err != nil {
+	if _, err := Parse(strings.NewReader("# nothing\n"), testCatalog); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,7 +90,7 @@ func TestSecretsFromEnvAndFileAreMasked(t *testing.T) {
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "pw")
 	os.WriteFile(pwFile, []byte("s3cret\n"), 0o600)
-	l, err := Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  user: u\n  password: ${ZWATCH_TEST_PW}\n"))
+	l, err := Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  user: u\n  password: ${ZWATCH_TEST_PW}\n"), testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestSecretsFromEnvAndFileAreMasked(t *testing.T) {
 	if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), "from ${ZWATCH_TEST_PW}") {
 		t.Fatalf("secret not masked:\n%s", out)
 	}
-	l, err = Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  password: file:" + pwFile + "\n"))
+	l, err = Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  password: file:" + pwFile + "\n"), testCatalog)
 	if err != nil || l.Config.Bus.Password.Value != "s3cret" {
 		t.Fatalf("file secret: %v %+v", err, l.Config.Bus.Password)
 	}
@@ -110,7 +110,7 @@ func TestSecretsFromEnvAndFileAreMasked(t *testing.T) {
 func TestWorldReadableLiteralSecretWarns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "zwatch.yaml")
 	os.WriteFile(path, []byte("bus:\n  url: nats://x:4222\n  password: plain\n"), 0o644)
-	l, err := Load(path)
+	l, err := Load(path, testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +118,13 @@ func TestWorldReadableLiteralSecretWarns(t *testing.T) {
 		t.Fatalf("warnings = %v", l.Warnings)
 	}
 	os.Chmod(path, 0o600)
-	if l, _ = Load(path); len(l.Warnings) != 0 {
+	if l, _ = Load(path, testCatalog); len(l.Warnings) != 0 {
 		t.Fatalf("warned on 0600: %v", l.Warnings)
 	}
 }
 
 func TestMissingFile(t *testing.T) {
-	_, err := Load("/nonexistent/zwatch.yaml")
+	_, err := Load("/nonexistent/zwatch.yaml", testCatalog)
 	if err == nil || !strings.Contains(err.Error(), "zwatch.example.yaml") {
 		t.Fatalf("got %v", err)
 	}
@@ -134,7 +134,7 @@ func TestMissingFile(t *testing.T) {
 // honest: it loads, and it shows every key zwatch knows.
 func TestExampleConfigIsValidAndComplete(t *testing.T) {
 	const path = "../configs/zwatch.example.yaml"
-	if _, err := Load(path); err != nil {
+	if _, err := Load(path, testCatalog); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)

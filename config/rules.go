@@ -145,24 +145,6 @@ type WatcherRules struct {
 	TimeoutRepeats int `yaml:"timeout_repeats"`
 }
 
-// KnownRules lists every alert name the rule engine raises, for the keys of
-// rules.for and rules.disabled. The rules package tests that it matches.
-func KnownRules() []string {
-	return []string{
-		"PoolState", "PoolStatusMessage", "VdevState", "RedundancyMargin",
-		"VdevErrors", "VdevErrorRate", "PoolDataErrors",
-		"PoolCapacity", "DatasetQuota", "PoolFullForecast",
-		"ScrubNever", "ScrubOverdue", "ScrubErrors", "ScrubPaused",
-		"Resilver", "ResilverAtRisk",
-		"SmartFailed", "SmartAttribute", "SmartCRC", "SmartTemperature",
-		"SmartSelfTest", "SCSIGrownDefects", "NVMeCriticalWarning",
-		"NVMeMediaErrors", "NVMeSpare", "NVMeWearout",
-		"DiskIncident",
-		"ARCThrottle", "ARCHitRatio",
-		"CollectorStale", "HostSilent", "CommandHangs", "MonitoringBlindSpot",
-	}
-}
-
 // DefaultRules are the thresholds used when the file sets none.
 func DefaultRules() RulesConfig {
 	return RulesConfig{
@@ -202,7 +184,7 @@ func DefaultRules() RulesConfig {
 	}
 }
 
-func (r *RulesConfig) validate(p string, errs *Errors) {
+func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
 	if r.GroupWait.D() < 0 || r.GroupWait.D() > 10*time.Minute {
 		errs.add(p+".group_wait", FormatDuration(r.GroupWait.D()), "must be between 0s and 10m")
 	}
@@ -214,7 +196,7 @@ func (r *RulesConfig) validate(p string, errs *Errors) {
 		}
 	}
 	known := map[string]bool{}
-	for _, n := range KnownRules() {
+	for _, n := range knownRules {
 		known[n] = true
 	}
 	names := make([]string, 0, len(r.For))
@@ -224,14 +206,14 @@ func (r *RulesConfig) validate(p string, errs *Errors) {
 	sort.Strings(names)
 	for _, n := range names {
 		if !known[n] {
-			errs.add(p+".for."+n, nil, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+			errs.add(p+".for."+n, nil, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, knownRules), strings.Join(knownRules, ", "))
 		} else if d := r.For[n].D(); d < 0 || d > 7*24*time.Hour {
 			errs.add(p+".for."+n, FormatDuration(d), "must be between 0s and 7d")
 		}
 	}
 	for i, n := range r.Disabled {
 		if !known[n] {
-			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, KnownRules()), strings.Join(KnownRules(), ", "))
+			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, knownRules), strings.Join(knownRules, ", "))
 		}
 	}
 	if r.Redundancy.CriticalMargin < 0 || r.Redundancy.CriticalMargin > 2 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // Version is set at build time (-ldflags "-X github.com/zwatch/zwatch/daemon.Version=...").
@@ -40,6 +41,7 @@ func BusOptions(c *config.Config) bus.Options {
 		FactsMaxAge:   c.Bus.FactsMaxAge.D(),
 		FactsMaxBytes: int64(c.Bus.FactsMaxMB) << 20,
 		Name:          "zwatch@" + c.Host,
+		FactSubjects:  facts.StreamSubjects(),
 	}
 }
 

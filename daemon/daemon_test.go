@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
@@ -85,7 +86,7 @@ notify:
       url: %s
       min_severity: info
 `, filepath.Join(dir, "state"), zpool, zfsCmd, ph.URL)
-	l, err := config.Parse(strings.NewReader(cfgText))
+	l, err := config.Parse(strings.NewReader(cfgText), catalog.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

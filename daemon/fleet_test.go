@@ -16,9 +16,11 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/fleet/clustertest"
 	"github.com/zwatch/zwatch/internal/testutil"
@@ -46,7 +48,7 @@ func startFleetAgent(t *testing.T, cl *clustertest.Cluster, host, scenario strin
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	var err error
-	a.b, err = bus.Open(ctx, bus.Options{URL: cl.URL(), User: host, Password: clustertest.AgentPassword(host), TLSCA: cl.CA,
+	a.b, err = bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: cl.URL(), User: host, Password: clustertest.AgentPassword(host), TLSCA: cl.CA,
 		NoStreams: true, InboxPrefix: "_INBOX_" + host, Name: "agent@" + host,
 		ReconnectHook: func() {
 			if a.buf != nil {
@@ -71,7 +73,7 @@ func startFleetAgent(t *testing.T, cl *clustertest.Cluster, host, scenario strin
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
 		for {
-			_ = a.buf.Publish(ctx, bus.KindHeartbeat, "zwatch", collectors.Heartbeat{Version: "test", Started: started})
+			_ = a.buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "test", Started: started})
 			select {
 			case <-ctx.Done():
 				return
@@ -124,7 +126,7 @@ notify:
       url: %s
       min_severity: info
 `, name, t.TempDir(), cl.URL(), clustertest.ServerUser, clustertest.ServerPassword, cl.CA, hookURL)
-	l, err := config.Parse(strings.NewReader(cfgText))
+	l, err := config.Parse(strings.NewReader(cfgText), catalog.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	var admin *bus.Bus
 	for {
 		octx, c := context.WithTimeout(ctx, 5*time.Second)
-		b, err := bus.Open(octx, bus.Options{URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
+		b, err := bus.Open(octx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: cl.URL(), User: clustertest.ServerUser, Password: clustertest.ServerPassword,
 			TLSCA: cl.CA, Replicas: 3, Name: "test-admin"}, nil)
 		c()
 		if err == nil {
@@ -204,9 +206,9 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	nas3 := startFleetAgent(t, cl, "nas3", "c1-removed") // a disk REMOVED
 
 	// Permissions: nas1 cannot publish as nas2, nor an alert.
-	for _, subj := range []string{bus.Subject("nas2", bus.KindHeartbeat), bus.Subject("nas1", bus.KindAlert)} {
+	for _, subj := range []string{bus.Subject("nas2", facts.KindHeartbeat), bus.Subject("nas1", bus.KindAlert)} {
 		pctx, c := context.WithTimeout(ctx, 2*time.Second)
-		msg, _ := bus.Wrap(bus.KindHeartbeat, "nas2", "zwatch", time.Now(), collectors.Heartbeat{})
+		msg, _ := bus.Wrap(facts.KindHeartbeat, "nas2", "zwatch", time.Now(), facts.Heartbeat{})
 		if err := nas1.b.Publish(pctx, subj, msg); err == nil {
 			t.Errorf("agent nas1 could publish on %s", subj)
 		}

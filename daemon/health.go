@@ -11,18 +11,18 @@ import (
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // tracker records each collector's last success and error for the heartbeat,
 // from which rules tell "stale data" and "blind spot".
 type tracker struct {
 	mu     sync.Mutex
-	health map[string]collectors.CollectorHealth
+	health map[string]facts.CollectorHealth
 }
 
-func newTracker() *tracker { return &tracker{health: map[string]collectors.CollectorHealth{}} }
+func newTracker() *tracker { return &tracker{health: map[string]facts.CollectorHealth{}} }
 
 func (t *tracker) register(name string, interval time.Duration, disabled string) {
 	t.mu.Lock()
@@ -45,10 +45,10 @@ func (t *tracker) result(name string, err error, at time.Time) {
 	t.health[name] = h
 }
 
-func (t *tracker) snapshot() map[string]collectors.CollectorHealth {
+func (t *tracker) snapshot() map[string]facts.CollectorHealth {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]collectors.CollectorHealth, len(t.health))
+	out := make(map[string]facts.CollectorHealth, len(t.health))
 	for k, v := range t.health {
 		out[k] = v
 	}
@@ -108,7 +108,7 @@ func (h *heartbeat) run(ctx context.Context) error {
 	var lastPing time.Time
 	for {
 		now := time.Now()
-		err := h.pub.Publish(ctx, bus.KindHeartbeat, "zwatch", collectors.Heartbeat{
+		err := h.pub.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{
 			Version: Version, Started: h.started, Collectors: h.tracker.snapshot(),
 		})
 		switch {

@@ -5,11 +5,11 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/maintenance"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
@@ -49,7 +49,7 @@ func (m *liveMaintenance) Pools(ctx context.Context) ([]*zfs.Pool, error) {
 	if err := m.status.Collect(ctx, rec); err != nil {
 		return nil, err
 	}
-	sd, _ := rec.data.(collectors.StatusData)
+	sd, _ := rec.data.(facts.StatusData)
 	return sd.Pools, nil
 }
 
@@ -126,7 +126,7 @@ func (m *liveMaintenance) SelfTestLog(ctx context.Context, d maintenance.Disk) (
 }
 
 func (m *liveMaintenance) Publish(ctx context.Context, ev maintenance.Event) error {
-	return m.pub.Publish(ctx, bus.KindMaintenance, "maintenance", ev)
+	return m.pub.Publish(ctx, facts.KindMaintenance, "maintenance", ev)
 }
 
 // lastData is a Publisher that keeps the last message.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 )
 
@@ -41,7 +42,7 @@ state_dir: %s
 zfs: {enabled: false}
 smart: {enabled: false}
 heartbeat: {url: %s, interval: 10s}
-`, filepath.Join(dir, "state"), hc.URL)))
+`, filepath.Join(dir, "state"), hc.URL)), catalog.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

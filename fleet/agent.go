@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // DefaultBuffer is how many messages an agent keeps while the cluster is
@@ -36,10 +36,10 @@ type BufferStats struct {
 	Retries uint64 `json:"retries"`
 }
 
-// heartbeatWithBuffer is collectors.Heartbeat plus the buffer counters; the
+// heartbeatWithBuffer is facts.Heartbeat plus the buffer counters; the
 // rule engine reads the embedded fields and ignores the rest.
 type heartbeatWithBuffer struct {
-	collectors.Heartbeat
+	facts.Heartbeat
 	Buffer BufferStats `json:"buffer"`
 }
 
@@ -105,7 +105,7 @@ func (p *Buffer) Publish(ctx context.Context, kind, collector string, data any, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if hb, ok := data.(collectors.Heartbeat); ok && kind == bus.KindHeartbeat {
+	if hb, ok := data.(facts.Heartbeat); ok && kind == facts.KindHeartbeat {
 		data = heartbeatWithBuffer{Heartbeat: hb, Buffer: p.Stats()}
 	}
 	now := time.Now

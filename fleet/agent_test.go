@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 )
 
 func startNATS(t *testing.T, port int, store string) *server.Server {
@@ -46,7 +46,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	port, store := freePort(t), t.TempDir()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	srv := startNATS(t, port, store)
-	admin, err := bus.Open(ctx, bus.Options{URL: url}, nil)
+	admin, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	pub := func(i int) {
-		if err := buf.Publish(ctx, bus.KindCollectorError, "test", collectors.CollectorError{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
+		if err := buf.Publish(ctx, facts.KindCollectorError, "test", facts.CollectorError{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	for i := 3; i < 13; i++ {
 		pub(i)
 	}
-	if err := buf.Publish(ctx, bus.KindHeartbeat, "zwatch", collectors.Heartbeat{Version: "t"}); err != nil {
+	if err := buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
@@ -111,12 +111,12 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		}
 		var env bus.Envelope
 		_ = json.Unmarshal(m.Data(), &env)
-		if m.Subject() == bus.Subject("nas1", bus.KindHeartbeat) {
+		if m.Subject() == bus.Subject("nas1", facts.KindHeartbeat) {
 			_ = json.Unmarshal(env.Data, &hb)
 			got = append(got, "hb")
 			continue
 		}
-		var ce collectors.CollectorError
+		var ce facts.CollectorError
 		_ = json.Unmarshal(env.Data, &ce)
 		got = append(got, ce.Message)
 	}

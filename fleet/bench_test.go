@@ -20,8 +20,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/smart"
@@ -31,8 +31,8 @@ import (
 const captured = "../testdata/captured/zfs-2.3.2/"
 
 type benchPayloads struct {
-	status, degraded collectors.StatusData
-	capacity         collectors.CapacityData
+	status, degraded facts.StatusData
+	capacity         facts.CapacityData
 	smart            *smart.Report
 }
 
@@ -51,16 +51,16 @@ func loadPayloads(t *testing.T) benchPayloads {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.status = collectors.StatusData{Source: "text", Pools: pools}
+	p.status = facts.StatusData{Source: "text", Pools: pools}
 	if pools, err = zfs.ParseStatusText(open("b1-offline.zpool-status-p-P.txt")); err != nil {
 		t.Fatal(err)
 	}
-	p.degraded = collectors.StatusData{Source: "text", Pools: pools}
+	p.degraded = facts.StatusData{Source: "text", Pools: pools}
 	pl, err := zfs.ParseListColumns(open("a.zpool-list-Hp.txt"), zfs.DefaultListColumns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.capacity = collectors.CapacityData{Pools: pl}
+	p.capacity = facts.CapacityData{Pools: pl}
 	if p.smart, err = smart.Parse(open("a.smartctl-a-json-ata.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +96,13 @@ func TestFleetBenchmark(t *testing.T) {
 	srv := startNATS(t, port, t.TempDir())
 	defer srv.Shutdown()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	admin, err := bus.Open(ctx, bus.Options{URL: url, Name: "bench-admin"}, nil)
+	admin, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: url, Name: "bench-admin"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
 	sizes := map[string]int{}
-	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": collectors.Heartbeat{Version: "bench"}} {
+	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": facts.Heartbeat{Version: "bench"}} {
 		b, _ := bus.Wrap(k, "host0000", "bench", time.Now(), v)
 		sizes[k] = len(b)
 	}
@@ -113,14 +113,14 @@ func TestFleetBenchmark(t *testing.T) {
 	mix := func(host, i int) (kind string, data any, extra []string) {
 		switch i % 20 {
 		case 0, 10:
-			return bus.KindZpoolStatus, p.status, nil
+			return facts.KindZpoolStatus, p.status, nil
 		case 5, 11, 15, 19:
-			return bus.KindHeartbeat, collectors.Heartbeat{Version: "bench"}, nil
+			return facts.KindHeartbeat, facts.Heartbeat{Version: "bench"}, nil
 		case 7:
 			r := smartOf(p, host, (i/20)%disks)
-			return bus.KindSmart, r, []string{r.Serial}
+			return facts.KindSmart, r, []string{r.Serial}
 		default:
-			return bus.KindZpoolCapacity, p.capacity, nil
+			return facts.KindZpoolCapacity, p.capacity, nil
 		}
 	}
 
@@ -288,24 +288,24 @@ func TestFleetBenchmark(t *testing.T) {
 		for h := range hosts {
 			n := &next[h]
 			if !now.Before(n.list) {
-				_ = bufs[h].Publish(ctx, bus.KindZpoolCapacity, "zpool_list", p.capacity)
+				_ = bufs[h].Publish(ctx, facts.KindZpoolCapacity, "zpool_list", p.capacity)
 				n.list = n.list.Add(10 * time.Second)
 				published.Add(1)
 			}
 			if !now.Before(n.status) {
-				_ = bufs[h].Publish(ctx, bus.KindZpoolStatus, "zpool_status", p.status)
+				_ = bufs[h].Publish(ctx, facts.KindZpoolStatus, "zpool_status", p.status)
 				n.status = n.status.Add(time.Minute)
 				published.Add(1)
 			}
 			if !now.Before(n.hb) {
-				_ = bufs[h].Publish(ctx, bus.KindHeartbeat, "zwatch", collectors.Heartbeat{Version: "bench"})
+				_ = bufs[h].Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "bench"})
 				n.hb = n.hb.Add(30 * time.Second)
 				published.Add(1)
 			}
 			for d := range disks {
 				if !now.Before(smartNext[h][d]) {
 					r := smartOf(p, h, d)
-					_ = bufs[h].Publish(ctx, bus.KindSmart, "smart", r, r.Serial)
+					_ = bufs[h].Publish(ctx, facts.KindSmart, "smart", r, r.Serial)
 					smartNext[h][d] = smartNext[h][d].Add(30 * time.Minute)
 					published.Add(1)
 				}
@@ -317,7 +317,7 @@ func TestFleetBenchmark(t *testing.T) {
 			mu.Lock()
 			degradedAt[hostName(h)] = time.Now()
 			mu.Unlock()
-			_ = bufs[h].Publish(ctx, bus.KindZpoolStatus, "zpool_status", p.degraded)
+			_ = bufs[h].Publish(ctx, facts.KindZpoolStatus, "zpool_status", p.degraded)
 			published.Add(1)
 			nextFlip = nextFlip.Add(3 * time.Second)
 			// Keep it degraded: its later status polls send the same.

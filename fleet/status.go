@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -58,7 +58,7 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 		return nil, fmt.Errorf("facts stream %s: %w", bus.StreamFacts, err)
 	}
 	var subjects []string
-	for _, kind := range []string{bus.KindHeartbeat, bus.KindZpoolStatus, bus.KindZpoolCapacity} {
+	for _, kind := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity} {
 		// bus.Subject would sanitise the wildcard; the filter needs it.
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter("zwatch."+bus.Version+".*."+kind))
 		if err != nil {
@@ -99,7 +99,7 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 				}
 				return
 			}
-			token, kind, _ := bus.KindOf(subj)
+			token, kind, _ := facts.KindOfSubject(subj)
 			mu.Lock()
 			defer mu.Unlock()
 			applyMsg(get(token), kind, m.Data)
@@ -133,7 +133,7 @@ func applyMsg(h *HostView, kind string, data []byte) {
 	}
 	at := env.CollectedAt
 	switch kind {
-	case bus.KindHeartbeat:
+	case facts.KindHeartbeat:
 		var hb heartbeatWithBuffer
 		if json.Unmarshal(env.Data, &hb) != nil {
 			return
@@ -143,8 +143,8 @@ func applyMsg(h *HostView, kind string, data []byte) {
 			b := hb.Buffer
 			h.Buffer = &b
 		}
-	case bus.KindZpoolStatus:
-		var d collectors.StatusData
+	case facts.KindZpoolStatus:
+		var d facts.StatusData
 		if json.Unmarshal(env.Data, &d) != nil {
 			return
 		}
@@ -157,8 +157,8 @@ func applyMsg(h *HostView, kind string, data []byte) {
 			pv.State = p.State
 			pv.Errors = poolErrors(p)
 		}
-	case bus.KindZpoolCapacity:
-		var d collectors.CapacityData
+	case facts.KindZpoolCapacity:
+		var d facts.CapacityData
 		if json.Unmarshal(env.Data, &d) != nil {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 )
 
@@ -14,7 +15,7 @@ import (
 
 func parseConfig(t *testing.T, y string) (*config.Loaded, error) {
 	t.Helper()
-	return config.Parse(strings.NewReader("host: nas1\nstate_dir: /tmp/zw\n" + y))
+	return config.Parse(strings.NewReader("host: nas1\nstate_dir: /tmp/zw\n"+y), catalog.Config())
 }
 
 func TestConfigNotifyDefaults(t *testing.T) {

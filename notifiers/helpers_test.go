@@ -29,6 +29,7 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // testCert is a self-signed certificate for 127.0.0.1 and localhost, and
@@ -270,7 +271,7 @@ func openBus(t testing.TB, dir string) *bus.Bus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{StateDir: dir, Name: "notifiers-test"}, nil)
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: dir, Name: "notifiers-test"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

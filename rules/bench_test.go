@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -32,10 +32,10 @@ func benchMix(b *testing.B, hosts int) []bus.Envelope {
 			return env
 		}
 		out = append(out,
-			wrap(bus.KindZpoolStatus, "zpool_status", collectors.StatusData{Source: "text", Pools: status}),
-			wrap(bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Pools: []zfs.PoolList{{Name: "upool", CapacityPct: 41}}}),
-			wrap(bus.KindSmart, "smart", r),
-			wrap(bus.KindHeartbeat, "zwatch", collectors.Heartbeat{Collectors: map[string]collectors.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
+			wrap(facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: status}),
+			wrap(facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: []zfs.PoolList{{Name: "upool", CapacityPct: 41}}}),
+			wrap(facts.KindSmart, "smart", r),
+			wrap(facts.KindHeartbeat, "zwatch", facts.Heartbeat{Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
 		)
 	}
 	return out

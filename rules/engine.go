@@ -20,7 +20,6 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
@@ -51,6 +50,8 @@ type Engine struct {
 	// is the engine's own, not a collector's.
 	started time.Time
 	seed    maphash.Seed
+	// handlers take in each kind of fact (facts.go).
+	handlers map[string]factHandler
 }
 
 // NewEngine returns an engine with no state. cfg should be validated (as
@@ -59,7 +60,7 @@ func NewEngine(cfg config.RulesConfig, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed()}
+	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed(), handlers: factHandlers()}
 	for _, n := range cfg.Disabled {
 		e.disabled[n] = true
 	}
@@ -76,11 +77,16 @@ func (e *Engine) host(name string) *hostState {
 }
 
 // Observe takes one fact from the bus into account at time now. A fact it
-// cannot read is reported as an error and changes nothing.
+// cannot read is reported as an error and changes nothing. The fact's kind
+// is its envelope's schema; the subject has been checked against the host.
 func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 	kind, ok := strings.CutPrefix(env.Schema, "zwatch."+bus.Version+".")
 	if !ok {
 		return fmt.Errorf("observe: unknown schema %q", env.Schema)
+	}
+	handle, ok := e.handlers[kind]
+	if !ok {
+		return fmt.Errorf("observe: unknown kind %q", kind)
 	}
 	if env.Host == "" {
 		return fmt.Errorf("observe %s: envelope has no host", kind)
@@ -88,7 +94,7 @@ func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 	e.start(now)
 	h := e.host(env.Host)
 	var sum uint64
-	if kind == bus.KindZpoolStatus || kind == bus.KindSmart {
+	if handle.dedupe {
 		sum = maphash.Bytes(e.seed, env.Data)
 	}
 	if sum != 0 && h.unchanged(sum) {
@@ -98,61 +104,16 @@ func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 		e.settle(h, now)
 		return nil
 	}
-	correlate := false
-	switch kind {
-	case bus.KindZpoolStatus:
-		var d collectors.StatusData
-		if err := decode(env, &d); err != nil {
+	if handle.observe != nil {
+		if err := handle.observe(e, h, env, sum, now); err != nil {
 			return err
 		}
-		h.pools = d.Pools
-		h.remember("status", sum)
-		e.evalStatus(h, now)
-		correlate = true
-	case bus.KindZpoolCapacity:
-		var d collectors.CapacityData
-		if err := decode(env, &d); err != nil {
-			return err
-		}
-		h.capacity = &capacityFacts{pools: d.Pools, datasets: d.Datasets}
-		e.evalCapacity(h, now)
-	case bus.KindSmart:
-		var r smart.Report
-		if err := decode(env, &r); err != nil {
-			return err
-		}
-		h.remember("smart/"+r.Serial+"/"+r.Device, sum)
-		e.evalSmart(h, &r, now)
-		correlate = true
-	case bus.KindARC:
-		var a zfs.ARC
-		if err := decode(env, &a); err != nil {
-			return err
-		}
-		e.evalARC(h, &a, now)
-	case bus.KindCollectorError:
-		var ce collectors.CollectorError
-		if err := decode(env, &ce); err != nil {
-			return err
-		}
-		e.noteCollectorError(h, env, ce)
-	case bus.KindHeartbeat:
-		var hb collectors.Heartbeat
-		if err := decode(env, &hb); err != nil {
-			return err
-		}
-		e.noteHeartbeat(h, env, hb)
-	case bus.KindZpoolEvent, bus.KindMaintenance:
-		// Events make the collectors poll status at once; the status rules
-		// then judge. Maintenance windows are not in this engine yet.
-	default:
-		return fmt.Errorf("observe: unknown kind %q", kind)
 	}
-	if kind != bus.KindCollectorError && env.Collector != "" {
+	if !handle.reportsFailure && env.Collector != "" {
 		e.noteSuccess(h, env)
 	}
 	e.evalWatcher(h, now)
-	if correlate {
+	if handle.correlate {
 		e.evalCorrelate(h, now)
 	}
 	e.settle(h, now)

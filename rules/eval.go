@@ -10,8 +10,8 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -35,7 +35,7 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 	e := NewEngine(cfg, nil)
 	step := cfg.GroupWait.D() + time.Second
 	var last []alert.Alert
-	var capacity collectors.CapacityData
+	var capacity facts.CapacityData
 	for i, f := range files {
 		env, err := envelopeOf(f, now, &capacity)
 		if err != nil {
@@ -76,7 +76,7 @@ func wasSent(h *hostState, fp string) bool {
 }
 
 // envelopeOf reads one saved output and wraps it as its collector would.
-func envelopeOf(file string, at time.Time, last *collectors.CapacityData) (bus.Envelope, error) {
+func envelopeOf(file string, at time.Time, last *facts.CapacityData) (bus.Envelope, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
@@ -87,7 +87,7 @@ func envelopeOf(file string, at time.Time, last *collectors.CapacityData) (bus.E
 	}
 	// zpool list and zfs list travel together in one capacity message, as
 	// the collector sends them: a file of one completes the last of the other.
-	if cd, ok := payload.(collectors.CapacityData); ok {
+	if cd, ok := payload.(facts.CapacityData); ok {
 		if cd.Pools == nil {
 			cd.Pools = last.Pools
 		}
@@ -124,14 +124,14 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 			if err != nil {
 				return "", "", nil, err
 			}
-			return bus.KindZpoolStatus, "zpool_status", collectors.StatusData{Source: "json", Pools: pools}, nil
+			return facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "json", Pools: pools}, nil
 		}
 		if isSmart {
 			r, err := smart.Parse(bytes.NewReader(t))
 			if err != nil {
 				return "", "", nil, err
 			}
-			return bus.KindSmart, "smart", r, nil
+			return facts.KindSmart, "smart", r, nil
 		}
 		return "", "", nil, fmt.Errorf("JSON that is neither `zpool status -j` nor `smartctl -j` output")
 	}
@@ -140,14 +140,14 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 		if err != nil {
 			return "", "", nil, err
 		}
-		return bus.KindZpoolStatus, "zpool_status", collectors.StatusData{Source: "text", Pools: pools}, nil
+		return facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: pools}, nil
 	}
 	pl, lerr := zfs.ParseList(bytes.NewReader(t))
 	if lerr == nil && len(pl) > 0 {
-		return bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Pools: pl}, nil
+		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: pl}, nil
 	}
 	if ds, derr := zfs.ParseDatasets(bytes.NewReader(t)); derr == nil && len(ds) > 0 {
-		return bus.KindZpoolCapacity, "zpool_list", collectors.CapacityData{Datasets: ds}, nil
+		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Datasets: ds}, nil
 	}
 	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zfs list -Hp -o name,used,avail,quota,refquota` or `smartctl -j -a` output (zpool list: %v)", lerr)
 }

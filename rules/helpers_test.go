@@ -11,9 +11,9 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -54,11 +54,11 @@ func statusPools(t testing.TB, file string) []*zfs.Pool {
 // statusEnv: fixture → zpool.status message.
 func statusEnv(t testing.TB, file string, at time.Time) bus.Envelope {
 	t.Helper()
-	return envOf(t, bus.KindZpoolStatus, "zpool_status", at, collectors.StatusData{Source: "text", Pools: statusPools(t, file)})
+	return envOf(t, facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "text", Pools: statusPools(t, file)})
 }
 
 func poolsEnv(t testing.TB, pools []*zfs.Pool, at time.Time) bus.Envelope {
-	return envOf(t, bus.KindZpoolStatus, "zpool_status", at, collectors.StatusData{Source: "text", Pools: pools})
+	return envOf(t, facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "text", Pools: pools})
 }
 
 // smartReport parses a real smartctl -j fixture.
@@ -77,7 +77,7 @@ func smartReport(t testing.TB, file string) *smart.Report {
 }
 
 func smartEnv(t testing.TB, r *smart.Report, at time.Time) bus.Envelope {
-	return envOf(t, bus.KindSmart, "smart", at, r)
+	return envOf(t, facts.KindSmart, "smart", at, r)
 }
 
 func newTestEngine(mod ...func(*config.RulesConfig)) *Engine {

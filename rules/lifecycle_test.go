@@ -74,8 +74,8 @@ func TestForAndRepeat(t *testing.T) {
 }
 
 func TestNamesMatchConfig(t *testing.T) {
-	if !slices.Equal(allRules(), config.KnownRules()) {
-		t.Errorf("rules %v\nconfig %v", allRules(), config.KnownRules())
+	if !slices.Equal(allRules(), Names()) {
+		t.Errorf("rules %v\nnames %v", allRules(), Names())
 	}
 }
 

@@ -80,3 +80,6 @@ func defaultFor(name string) time.Duration {
 	}
 	return 0
 }
+
+// Names lists every alert name the engine can raise, in catalogue order.
+func Names() []string { return allRules() }

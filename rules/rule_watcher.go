@@ -8,7 +8,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // The watcher rules are about zwatch's own view: a monitor that quietly
@@ -16,7 +16,7 @@ import (
 
 // noteSuccess records a fresh fact from a collector.
 func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
-	if env.Collector == "" || strings.HasSuffix(env.Schema, "."+bus.KindHeartbeat) {
+	if env.Collector == "" || strings.HasSuffix(env.Schema, "."+facts.KindHeartbeat) {
 		return
 	}
 	st := h.collector(env.Collector)
@@ -28,7 +28,7 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	h.dirty = true
 }
 
-func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce collectors.CollectorError) {
+func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorError) {
 	name := ce.Collector
 	if name == "" {
 		name = env.Collector
@@ -41,7 +41,7 @@ func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce collector
 	h.dirty = true
 }
 
-func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb collectors.Heartbeat) {
+func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.Heartbeat) {
 	at := env.CollectedAt
 	h.Heartbeat = &at
 	for name, ch := range hb.Collectors {

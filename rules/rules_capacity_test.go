@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
 func capEnv(t testing.TB, pools []zfs.PoolList, ds []zfs.Dataset, at time.Time) bus.Envelope {
-	return envOf(t, bus.KindZpoolCapacity, "zpool_list", at, collectors.CapacityData{Pools: pools, Datasets: ds})
+	return envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: pools, Datasets: ds})
 }
 
 // The real `zpool list -Hp` output (pool_0 at 39 %) raises nothing.

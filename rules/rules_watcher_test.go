@@ -6,19 +6,19 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
 // Heartbeats, collector errors and ARC readings are zwatch's own messages;
 // no captured ones exist, so they are built here as the daemon builds them.
-func heartbeat(t *testing.T, at time.Time, cs map[string]collectors.CollectorHealth) bus.Envelope {
-	return envOf(t, bus.KindHeartbeat, "zwatch", at, collectors.Heartbeat{Version: "test", Started: t0, Collectors: cs})
+func heartbeat(t *testing.T, at time.Time, cs map[string]facts.CollectorHealth) bus.Envelope {
+	return envOf(t, facts.KindHeartbeat, "zwatch", at, facts.Heartbeat{Version: "test", Started: t0, Collectors: cs})
 }
 
 func TestCollectorStaleAndHostSilent(t *testing.T) {
 	e := newTestEngine()
-	hb := map[string]collectors.CollectorHealth{
+	hb := map[string]facts.CollectorHealth{
 		"zpool_status": {Interval: time.Minute},
 		"smart":        {Interval: 30 * time.Minute},
 		"zpool_events": {}, // no interval: never stale
@@ -60,7 +60,7 @@ func TestCollectorStaleAndHostSilent(t *testing.T) {
 func TestCommandHangsAndBlindSpot(t *testing.T) {
 	e := newTestEngine()
 	errEnv := func(kind, coll string, at time.Time) bus.Envelope {
-		return envOf(t, bus.KindCollectorError, coll, at, collectors.CollectorError{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
+		return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorError{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
 	}
 	for i := 1; i <= 3; i++ {
 		now := t0.Add(time.Duration(i) * time.Minute)
@@ -73,7 +73,7 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 	observe(t, e, errEnv("missing", "smart", t0), t0)
-	observe(t, e, heartbeat(t, t0, map[string]collectors.CollectorHealth{"arc": {Disabled: "zpool not found"}}), t0)
+	observe(t, e, heartbeat(t, t0, map[string]facts.CollectorHealth{"arc": {Disabled: "zpool not found"}}), t0)
 	sameList(t, active(e, nameBlindSpot), []string{"MonitoringBlindSpot warning collector=arc", "MonitoringBlindSpot warning collector=smart"})
 	// zpool answers again: the hang is over.
 	now := t0.Add(5 * time.Minute)
@@ -84,7 +84,7 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 func TestARCRules(t *testing.T) {
 	ratio := 0.5
 	e := newTestEngine(func(c *configRules) { c.ARC.MinHitRatio = 0.8; c.For = forZero("ARCHitRatio") })
-	arc := func(at time.Time, a zfs.ARC) { observe(t, e, envOf(t, bus.KindARC, "arc", at, a), at) }
+	arc := func(at time.Time, a zfs.ARC) { observe(t, e, envOf(t, facts.KindARC, "arc", at, a), at) }
 	arc(t0, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &ratio, ThrottleDelta: 2, MemoryThrottleCount: 2})
 	sameList(t, active(e), []string{"ARCHitRatio warning", "ARCThrottle warning"})
 	good := 0.95

@@ -113,7 +113,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	// NATS permissions bind an agent to its own subjects; the host inside
 	// the message must be that same host, or one agent could speak for
 	// another.
-	if host, _, ok := bus.KindOf(m.Subject()); !ok || bus.Token(env.Host) != host {
+	if host, ok := bus.HostOf(m.Subject()); !ok || bus.Token(env.Host) != host {
 		r.log.Warn("rules: dropping message whose host does not match its subject", "subject", m.Subject(), "host", env.Host)
 		_ = m.Term()
 		return
@@ -184,9 +184,5 @@ func publish(ctx context.Context, b *bus.Bus, n alert.Notification) error {
 }
 
 func wrapNotification(n alert.Notification) ([]byte, error) {
-	raw, err := json.Marshal(n)
-	if err != nil {
-		return nil, fmt.Errorf("encode notification: %w", err)
-	}
-	return json.Marshal(bus.Envelope{Schema: bus.SchemaNotification, Host: n.Host, Collector: "rules", CollectedAt: n.Created, Data: raw})
+	return bus.WrapSchema(bus.SchemaNotification, n.Host, "rules", n.Created, n)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // End to end through a real embedded NATS: a fact published on the facts
@@ -20,25 +20,25 @@ import (
 func TestRunEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{StateDir: t.TempDir()}, nil)
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 
-	msg, err := bus.Wrap(bus.KindZpoolStatus, testHost, "zpool_status", time.Now(),
-		collectors.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
+	msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(),
+		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A forgery first: a message on this host's subject claiming to be
 	// another host is dropped, not believed.
-	forged, _ := bus.Wrap(bus.KindZpoolStatus, "nas2", "zpool_status", time.Now(),
-		collectors.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
-	if err := b.Publish(ctx, bus.Subject(testHost, bus.KindZpoolStatus), forged); err != nil {
+	forged, _ := bus.Wrap(facts.KindZpoolStatus, "nas2", "zpool_status", time.Now(),
+		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
+	if err := b.Publish(ctx, bus.Subject(testHost, facts.KindZpoolStatus), forged); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Publish(ctx, bus.Subject(testHost, bus.KindZpoolStatus), msg); err != nil {
+	if err := b.Publish(ctx, bus.Subject(testHost, facts.KindZpoolStatus), msg); err != nil {
 		t.Fatal(err)
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // The scenario replays real outputs of one FreeBSD pool (upool, Dec 2025):
@@ -91,7 +92,7 @@ func TestScenarioUpoolReplacement(t *testing.T) {
 // the notification IDs (so JetStream would drop a re-publish).
 func TestScenarioRestartChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	b, err := bus.Open(ctx, bus.Options{StateDir: t.TempDir()}, nil)
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // HostPrefix is put before the host name in everything a simulation sends.
@@ -136,7 +137,7 @@ func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Co
 	r := user.Rules
 	r.GroupWait = config.Duration(t.groupWait)
 	r.For = map[string]config.Duration{}
-	for _, name := range config.KnownRules() {
+	for _, name := range rules.Names() {
 		d, set := user.Rules.For[name]
 		switch {
 		case set && d.D() > time.Hour:

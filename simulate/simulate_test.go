@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
@@ -35,7 +36,7 @@ notify:
     - name: phone
       type: webhook
       url: %s
-`, url)))
+`, url)), catalog.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/units"
 
 	"github.com/spf13/cobra"
@@ -86,7 +87,7 @@ type diskRow struct {
 
 // liveDisks runs the SMART collector once and joins its reports with the
 // pools' vdev trees.
-func liveDisks(ctx context.Context, g *globals) ([]diskRow, []collectors.CollectorError, error) {
+func liveDisks(ctx context.Context, g *globals) ([]diskRow, []facts.CollectorError, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return nil, nil, err
@@ -98,14 +99,14 @@ func liveDisks(ctx context.Context, g *globals) ([]diskRow, []collectors.Collect
 	}
 	member := membership(ctx, l.Config.ZFS.Zpool, l.Config.ZFS.CommandTimeout.D())
 	var rows []diskRow
-	var errs []collectors.CollectorError
+	var errs []facts.CollectorError
 	for _, m := range rec.msgs {
 		switch d := m.(type) {
 		case *smart.Report:
 			rows = append(rows, diskRow{Report: *d})
 		case smart.Report:
 			rows = append(rows, diskRow{Report: d})
-		case collectors.CollectorError:
+		case facts.CollectorError:
 			errs = append(errs, d)
 		}
 	}
@@ -125,7 +126,7 @@ func membership(ctx context.Context, zpool string, timeout time.Duration) map[st
 	if err := c.Collect(ctx, rec); err != nil {
 		return nil
 	}
-	sd, _ := rec.data.(collectors.StatusData)
+	sd, _ := rec.data.(facts.StatusData)
 	ids, _ := disk.Discover("/")
 	return daemon.DiskMembership(sd.Pools, disk.NewResolver("/", ids))
 }

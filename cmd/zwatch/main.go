@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 )
 
@@ -63,7 +64,7 @@ func (g *globals) loadConfig() (*config.Loaded, error) {
 	}
 	if l == nil {
 		var err error
-		if l, err = config.Load(path); err != nil {
+		if l, err = config.Load(path, catalog.Config()); err != nil {
 			return nil, withCode(exitUsage, err)
 		}
 	}

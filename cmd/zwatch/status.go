@@ -18,6 +18,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -231,7 +232,7 @@ func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, error) {
 		}
 		return nil, err
 	}
-	sd, _ := rec.data.(collectors.StatusData)
+	sd, _ := rec.data.(facts.StatusData)
 	return sd.Pools, nil
 }
 

@@ -1,4 +1,4 @@
-package collectors
+package facts
 
 import (
 	"time"
@@ -6,8 +6,9 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
-// The payloads of the bus messages collectors publish. Each is versioned by
-// its envelope schema (bus.Schema(kind)); fields are only ever added.
+// The payloads of the facts collectors publish. Each is versioned by its
+// envelope schema (bus.Schema(kind)); fields are only ever added. SMART
+// reports travel as smart.Report and ARC readings as zfs.ARC.
 
 // StatusData is the payload of zwatch.v1.<host>.zpool.status.
 type StatusData struct {
@@ -43,3 +44,19 @@ type CollectorHealth struct {
 	// Disabled says why a collector does not run here (zpool missing...).
 	Disabled string `json:"disabled,omitempty"`
 }
+
+// CollectorError is the payload of zwatch.v1.<host>.collector.error.
+type CollectorError struct {
+	Collector string `json:"collector"`
+	// Kind: timeout, busy, missing, denied, failed, parse.
+	Kind    string `json:"kind"`
+	Command string `json:"command,omitempty"`
+	// Target names the pool or disk concerned, when there is one.
+	Target  string `json:"target,omitempty"`
+	Message string `json:"message"`
+	// Fix tells a person what to do about it.
+	Fix string `json:"fix,omitempty"`
+}
+
+// KindParse is the collector.error kind for output that could not be read.
+const KindParse = "parse"

@@ -1,0 +1,19 @@
+// Package catalog joins zwatch's extension tables — the rules and the
+// notification channels — into what config validates a file against. It is
+// the one place that knows every table, so that config, rules and notifiers
+// need not know each other.
+package catalog
+
+import (
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/rules"
+)
+
+// Config is the catalogue config.Load and config.Parse check a file against.
+func Config() config.Catalog {
+	var cat config.Catalog
+	for _, name := range rules.Names() {
+		cat.Rules = append(cat.Rules, config.RuleInfo{Name: name})
+	}
+	return cat
+}

@@ -1,0 +1,81 @@
+// Package facts holds what collectors tell the rule engine: the kinds of
+// fact, the subject each travels on, and the typed payload of each. It sits
+// between collectors (which write facts) and rules (which read them), so that
+// neither imports the other.
+//
+// Adding a kind of fact is one payload type and one line in Kinds.
+package facts
+
+import (
+	"strings"
+
+	"github.com/zwatch/zwatch/bus"
+)
+
+// Kinds of fact: the subject suffix under zwatch.v1.<host>. and the schema
+// name (bus.Schema(kind)).
+const (
+	KindZpoolStatus    = "zpool.status"
+	KindZpoolCapacity  = "zpool.capacity"
+	KindZpoolEvent     = "zpool.event"
+	KindSmart          = "smart" // subject adds .<serial>
+	KindARC            = "arc"
+	KindCollectorError = "collector.error"
+	KindMaintenance    = "maintenance"
+	KindHeartbeat      = "heartbeat"
+)
+
+// Kind describes one kind of fact on the bus.
+type Kind struct {
+	// Name is the subject suffix and schema name, e.g. "zpool.status".
+	Name string
+	// PerTarget: the subject ends in one more token naming what the fact
+	// is about (a disk serial), zwatch.v1.<host>.<name>.<target>.
+	PerTarget bool
+}
+
+// Kinds lists every kind of fact, in the order docs/subjects.md presents them.
+func Kinds() []Kind {
+	return []Kind{
+		{Name: KindZpoolCapacity},
+		{Name: KindZpoolStatus},
+		{Name: KindZpoolEvent},
+		{Name: KindSmart, PerTarget: true},
+		{Name: KindARC},
+		{Name: KindCollectorError},
+		{Name: KindMaintenance},
+		{Name: KindHeartbeat},
+	}
+}
+
+// StreamSubjects are the subjects of the facts stream (bus.StreamFacts), for
+// every host: one per kind, with a wildcard for a per-target kind.
+func StreamSubjects() []string {
+	kinds := Kinds()
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		s := "zwatch." + bus.Version + ".*." + k.Name
+		if k.PerTarget {
+			s += ".>"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// KindOfSubject returns the host token and the kind of a fact's subject,
+// e.g. "nas1" and "smart" for zwatch.v1.nas1.smart.WD-123; ok is false for
+// a subject that carries no kind of fact.
+func KindOfSubject(subject string) (host, kind string, ok bool) {
+	host, ok = bus.HostOf(subject)
+	if !ok {
+		return "", "", false
+	}
+	rest := subject[len("zwatch."+bus.Version+".")+len(host)+1:]
+	for _, k := range Kinds() {
+		if rest == k.Name || (k.PerTarget && strings.HasPrefix(rest, k.Name+".")) {
+			return host, k.Name, true
+		}
+	}
+	return host, "", false
+}
