@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zwatch/zwatch/internal/strutil"
 )
 
 // ByIDDir is where udev keeps the stable names of disks.
@@ -73,12 +75,12 @@ func readDisk(root, name string) (Identity, bool) {
 		RotationRPM:    rotation(filepath.Join(sys, "queue/rotational")),
 		Removable:      readTrim(filepath.Join(sys, "removable")) == "1",
 		Model:          readTrim(filepath.Join(dev, "model")),
-		Firmware:       firstNonEmpty(readTrim(filepath.Join(dev, "firmware_rev")), readTrim(filepath.Join(dev, "rev"))),
+		Firmware:       strutil.FirstNonEmpty(readTrim(filepath.Join(dev, "firmware_rev")), readTrim(filepath.Join(dev, "rev"))),
 		Transport:      transportOfSysPath(sysLink(sys)),
 	}
-	wwid := firstNonEmpty(readTrim(filepath.Join(sys, "wwid")), readTrim(filepath.Join(dev, "wwid")))
+	wwid := strutil.FirstNonEmpty(readTrim(filepath.Join(sys, "wwid")), readTrim(filepath.Join(dev, "wwid")))
 	id.WWN = wwnFromWWID(wwid)
-	id.Serial = firstNonEmpty(
+	id.Serial = strutil.FirstNonEmpty(
 		readTrim(filepath.Join(dev, "serial")), // NVMe controller
 		readTrim(filepath.Join(sys, "serial")), // virtio-blk
 		vpdSerial(filepath.Join(dev, "vpd_pg80")),
@@ -313,13 +315,4 @@ func readInt(path string) int {
 		return 0
 	}
 	return v
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

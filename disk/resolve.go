@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/zwatch/zwatch/internal/strutil"
 )
 
 // ErrNotFound is returned when a vdev path names no disk zwatch can find.
@@ -55,7 +57,7 @@ func (r *Resolver) Resolve(vdev, was string) (Identity, error) {
 	if id, ok := r.byStableID(vdev); ok {
 		return id, nil
 	}
-	for _, p := range candidatePaths(vdev) {
+	for _, p := range CandidatePaths(vdev) {
 		if k := resolveKernel(r.root, p); k != "" {
 			if id, ok := r.byKernel(k); ok {
 				return id, nil
@@ -116,7 +118,7 @@ func (r *Resolver) fromByIDName(s string) (Identity, bool) {
 	if id.Serial == "" && id.WWN == "" {
 		return Identity{}, false
 	}
-	if live, ok := r.byStableID(firstNonEmpty(id.Serial, id.WWN)); ok {
+	if live, ok := r.byStableID(strutil.FirstNonEmpty(id.Serial, id.WWN)); ok {
 		return live, true
 	}
 	return id, true
@@ -134,9 +136,10 @@ func transportOfByID(name string) string {
 	return ""
 }
 
-// candidatePaths lists where a name without a directory may live: zpool
-// status prints by-id names, kernel names and by-vdev aliases bare.
-func candidatePaths(s string) []string {
+// CandidatePaths lists where a name without a directory may live: zpool
+// status prints by-id names, kernel names and by-vdev aliases bare, and a
+// person names disks the same way. An absolute path is its only candidate.
+func CandidatePaths(s string) []string {
 	if strings.HasPrefix(s, "/") {
 		return []string{s}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/internal/clock"
 )
 
 // LeaseBucket is the key-value bucket holding leases; each key expires
@@ -70,7 +71,7 @@ func Lead(ctx context.Context, js jetstream.JetStream, name, holder string, ttl 
 		case ctx.Err() == nil:
 			log.Warn("lease: cannot reach the bucket", "lease", name, "err", err)
 		}
-		sleepCtx(ctx, every)
+		_ = clock.Sleep(ctx, every)
 	}
 	return nil
 }
@@ -146,14 +147,5 @@ func hold(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 			<-done
 			return nil
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zwatch/zwatch/units"
 
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -163,7 +164,7 @@ func sectorReasons(d disk.Identity, t Target, warn *[]Reason) []Reason {
 // be probed is refused: handing zpool a disk that holds data is the one
 // mistake this command must never help make.
 func usageReasons(ctx context.Context, d disk.Identity, probe Probe) []Reason {
-	dev := ShellQuote(firstNonEmpty(devicePath(d), d.Kernel))
+	dev := ShellQuote(strutil.FirstNonEmpty(devicePath(d), d.Kernel))
 	if probe == nil {
 		return []Reason{{Code: CodeProbeFailed, Text: "it was not checked for partitions and signatures",
 			Fix: "run zwatch replace as root so it can run lsblk, blkid and wipefs"}}

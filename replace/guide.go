@@ -17,6 +17,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -107,7 +108,7 @@ type plan struct {
 // appends -part1 itself). A present device is named as zpool shows it.
 func planFor(r *alert.Replacement) plan {
 	p := plan{pool: r.Pool, state: r.VdevState, id: r.Disk}
-	path := firstNonEmpty(r.VdevPath, r.Was)
+	path := strutil.FirstNonEmpty(r.VdevPath, r.Was)
 	guid := r.VdevGUID
 	if guid == "" && isGUID(r.VdevPath) {
 		guid, path = r.VdevPath, r.Was
@@ -168,7 +169,7 @@ func GuideSteps(a alert.Alert, o GuideOptions) []Step {
 func findOldStep(p plan, o GuideOptions) Step {
 	s := Step{Title: "Find the failing disk"}
 	var b strings.Builder
-	fmt.Fprintf(&b, "zpool status shows %s as %s", p.shown, firstNonEmpty(p.state, "failing"))
+	fmt.Fprintf(&b, "zpool status shows %s as %s", p.shown, strutil.FirstNonEmpty(p.state, "failing"))
 	if p.was != "" {
 		fmt.Fprintf(&b, " (was %s)", p.was)
 	}
@@ -374,7 +375,7 @@ func ReplacementFor(p *zfs.Pool, leaf *zfs.Vdev, id *disk.Identity) alert.Replac
 		VdevState: leaf.State, Was: leaf.Was, Disk: id}
 	if isGUID(leaf.Name) {
 		r.VdevGUID = leaf.Name
-		r.VdevPath = firstNonEmpty(leaf.Was, leaf.Path)
+		r.VdevPath = strutil.FirstNonEmpty(leaf.Was, leaf.Path)
 	}
 	if top := topVdevOf(p, leaf); top != nil {
 		r.TopVdev = top.Name

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -72,7 +73,7 @@ func shownName(p string) string {
 // stripPart1 turns the name of a whole-disk ZFS partition into the disk's.
 func stripPart1(name string) string {
 	if m := wholeDiskPart1.FindStringSubmatch(name); m != nil {
-		return firstNonEmpty(m[1], m[2], m[3])
+		return strutil.FirstNonEmpty(m[1], m[2], m[3])
 	}
 	return name
 }
@@ -82,7 +83,7 @@ func stripPart1(name string) string {
 func wholeDiskKey(p string) string {
 	name := stripDevDir(p)
 	if m := anyPartition.FindStringSubmatch(name); m != nil {
-		return firstNonEmpty(m[1], m[2], m[3], m[4])
+		return strutil.FirstNonEmpty(m[1], m[2], m[3], m[4])
 	}
 	return name
 }
@@ -238,13 +239,4 @@ func matchesDiskName(name string, id disk.Identity) bool {
 	}
 	stable, _ := diskKeys(id)
 	return stable[wholeDiskKey(name)] && !anyPartition.MatchString(stripDevDir(name))
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -83,15 +83,6 @@ func nvmeEUI(ns []rawNVMeNS) string {
 	return fmt.Sprintf("eui.%016x", *e.OUI<<40|*e.ExtID)
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 func joinNonEmpty(a, b string) string {
 	return strings.TrimSpace(strings.TrimSpace(a) + " " + strings.TrimSpace(b))
 }

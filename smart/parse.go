@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/zwatch/zwatch/internal/strutil"
 )
 
 // maxInput bounds what Parse reads: real outputs (smartctl -x of a disk
@@ -100,7 +102,7 @@ func fillIdentity(rep *Report, raw *rawOutput) {
 	}
 	rep.Model = modelName(raw)
 	rep.Serial = strings.TrimSpace(raw.SerialNumber)
-	rep.Firmware = firstNonEmpty(raw.Firmware, raw.ScsiRevision, raw.Revision)
+	rep.Firmware = strutil.FirstNonBlank(raw.Firmware, raw.ScsiRevision, raw.Revision)
 	rep.WWN = wwnOf(raw)
 	rep.Transport = transportOf(raw.Device, raw.ScsiTransport)
 	if raw.UserCapacity != nil && raw.UserCapacity.Bytes != nil {
@@ -117,7 +119,7 @@ func fillIdentity(rep *Report, raw *rawOutput) {
 // modelName covers ATA/NVMe (model_name), SCSI from 7.3 on (scsi_model_name,
 // scsi_vendor + scsi_product) and older SCSI output (vendor + product).
 func modelName(raw *rawOutput) string {
-	return firstNonEmpty(
+	return strutil.FirstNonBlank(
 		raw.ModelName,
 		raw.ScsiModelName,
 		joinNonEmpty(raw.ScsiVendor, raw.ScsiProduct),
