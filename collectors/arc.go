@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -22,7 +21,7 @@ var ErrNotAvailable = errors.New("not available on this machine")
 type ARC struct {
 	// Path of arcstats on Linux; FreeBSD reads sysctl instead.
 	Path   string
-	Runner *execx.Runner
+	Runner Runner
 
 	prev map[string]uint64
 }
@@ -32,13 +31,19 @@ func (c *ARC) Name() string { return "arc" }
 
 // Collect implements Collector.
 func (c *ARC) Collect(ctx context.Context, pub Publisher) error {
+	return PublishRead(ctx, pub, facts.KindARC, c.Name(), c.Read)
+}
+
+// Read reads the counters once. Hit ratios are over the time since the
+// previous Read, so each Read moves that starting point.
+func (c *ARC) Read(ctx context.Context) (zfs.ARC, error) {
 	cur, err := c.read(ctx)
 	if err != nil {
-		return err
+		return zfs.ARC{}, err
 	}
 	arc := zfs.ARCFrom(cur, c.prev)
 	c.prev = cur
-	return pub.Publish(ctx, facts.KindARC, c.Name(), arc)
+	return arc, nil
 }
 
 func (c *ARC) read(ctx context.Context) (map[string]uint64, error) {

@@ -1,8 +1,8 @@
 // Package collectors gathers facts from one source each (zpool list, zpool
 // status, zpool events, arcstats, smartctl) and publishes them as typed,
 // versioned messages on the bus. Like node_exporter's collectors, each is
-// small, parses through an io.Reader, and treats "not available here" as a
-// state to report once, not a failure.
+// one small file, parses through an io.Reader, treats "not available here"
+// as a state to report once, not a failure, and is listed once, in Table.
 package collectors
 
 import (
@@ -42,13 +42,41 @@ func (p *BusPublisher) Publish(ctx context.Context, kind, collector string, data
 	return p.Bus.Publish(ctx, bus.Subject(p.Host, kind, extra...), msg)
 }
 
-// Collector is one source polled on an interval.
+// Runner runs one tool with an explicit argv under the context's deadline.
+// *execx.Runner implements it; tests of other packages pass fakes.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) (execx.Result, error)
+}
+
+// Collector is one source polled on an interval. Each collector splits in
+// two: a Read that runs its tool and parses the output into a payload, which
+// `zwatch status`, `zwatch disks`, `zwatch replace` and maintenance call
+// directly, and a Collect that publishes what Read returned (PublishRead).
 type Collector interface {
 	// Name is the collector's name in envelopes and logs, e.g. "zpool_status".
 	Name() string
 	// Collect reads the source once and publishes what it found. An error it
 	// returns is published as a collector.error by the scheduler.
 	Collect(ctx context.Context, pub Publisher) error
+}
+
+// Follower is a source that streams instead of being polled (zpool events
+// -f): Run publishes what comes until ctx ends or the stream breaks, and the
+// daemon restarts it with backoff.
+type Follower interface {
+	Name() string
+	Run(ctx context.Context, pub Publisher) error
+}
+
+// PublishRead is the Collect of a collector that reads one payload per poll:
+// it publishes what read returned as one fact of kind, and publishes nothing
+// when read fails.
+func PublishRead[T any](ctx context.Context, pub Publisher, kind, collector string, read func(context.Context) (T, error)) error {
+	data, err := read(ctx)
+	if err != nil {
+		return err
+	}
+	return pub.Publish(ctx, kind, collector, data)
 }
 
 // ErrorFor turns an error from a collector into a CollectorError, with a fix

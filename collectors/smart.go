@@ -11,9 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/smart"
 )
 
@@ -37,6 +39,15 @@ type SmartConfig struct {
 	Smartctl string        `yaml:"smartctl"` // path or name; default "smartctl"
 	Devices  []SmartDevice `yaml:"devices"`
 	Timeout  time.Duration `yaml:"timeout"` // per smartctl call; default 30s
+}
+
+// SmartConfigFrom maps the config's smart section onto the collector's.
+func SmartConfigFrom(cfg *config.Config) SmartConfig {
+	sc := SmartConfig{Smartctl: cfg.Smart.Smartctl, Timeout: cfg.Smart.Timeout.D()}
+	for _, d := range cfg.Smart.Devices {
+		sc.Devices = append(sc.Devices, SmartDevice{Device: d.Device, Type: d.Type})
+	}
+	return sc
 }
 
 // SmartCollector reads every disk's SMART data with smartctl and publishes
@@ -92,24 +103,72 @@ type smartTarget struct {
 // key tells apart disks that share a device name behind a RAID controller.
 func (t smartTarget) key() string { return t.dev + "|" + t.typ }
 
-// Collect implements Collector. Per-disk failures are published here as
-// collector.error messages with the disk as Target, so Collect returns an
-// error only when publishing fails or ctx ends.
+// SmartReading is what one pass over the disks found.
+type SmartReading struct {
+	// Disks are the disks smartctl could read, failing ones included.
+	Disks []SmartDisk
+	// Errors say, per disk, why there is no report; with no Target, why no
+	// disk could be listed.
+	Errors []facts.CollectorError
+}
+
+// SmartDisk is one disk's report with the subject token it is published
+// under: its serial, else the device smartctl was given.
+type SmartDisk struct {
+	Target string
+	Report *smart.Report
+}
+
+// Collect implements Collector: one smart message per disk read and one
+// collector.error per disk that could not be, each published as soon as it
+// is known, so a hanging disk does not hold back the others' news. Collect
+// returns an error only when publishing fails or ctx ends.
 func (c *SmartCollector) Collect(ctx context.Context, pub Publisher) error {
+	return c.pass(ctx,
+		func(d SmartDisk) error {
+			if err := pub.Publish(ctx, facts.KindSmart, c.Name(), d.Report, d.Target); err != nil {
+				return fmt.Errorf("publish smart report for %s: %w", d.Report.Device, err)
+			}
+			return nil
+		},
+		func(ce facts.CollectorError) error {
+			if err := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); err != nil {
+				return fmt.Errorf("publish smart error for %s: %w", ce.Target, err)
+			}
+			return nil
+		})
+}
+
+// Read reads every disk once. A disk that cannot be read never stops the
+// others; its error is in the reading, so Read fails only when ctx ends.
+func (c *SmartCollector) Read(ctx context.Context) (SmartReading, error) {
+	var r SmartReading
+	err := c.pass(ctx,
+		func(d SmartDisk) error { r.Disks = append(r.Disks, d); return nil },
+		func(ce facts.CollectorError) error { r.Errors = append(r.Errors, ce); return nil })
+	return r, err
+}
+
+// pass reads every disk once, handing on each report or error as it comes;
+// an error from a handler ends the pass.
+func (c *SmartCollector) pass(ctx context.Context, read func(SmartDisk) error, failed func(facts.CollectorError) error) error {
 	targets, err := c.targets(ctx)
 	if err != nil {
-		return c.publishError(ctx, pub, smartTarget{}, err)
+		return failed(c.errorFor(smartTarget{}, err))
 	}
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := c.collectOne(ctx, pub, t)
+		d, err := c.readOne(ctx, t)
 		if err == nil {
+			if err := read(d); err != nil {
+				return err
+			}
 			continue
 		}
-		if perr := c.publishError(ctx, pub, t, err); perr != nil {
-			return perr
+		if err := failed(c.errorFor(t, err)); err != nil {
+			return err
 		}
 		if execx.KindOf(err) == execx.KindMissing {
 			return nil // without smartctl every other disk fails the same way
@@ -173,29 +232,24 @@ func lookup(res *disk.Resolver, dev string) *disk.Identity {
 	return &id
 }
 
-// collectOne reads one disk and publishes its report; the error says why
-// there is none.
-func (c *SmartCollector) collectOne(ctx context.Context, pub Publisher, t smartTarget) error {
+// readOne reads one disk; the error says why there is no report.
+func (c *SmartCollector) readOne(ctx context.Context, t smartTarget) (SmartDisk, error) {
 	if t.openErr != "" {
-		return classifyMessages(t, []string{t.openErr})
+		return SmartDisk{}, classifyMessages(t, []string{t.openErr})
 	}
 	rep, err := c.read(ctx, t)
 	if err != nil {
-		return err
+		return SmartDisk{}, err
 	}
 	if rep.InStandby {
 		rep = c.standbyReport(t, rep)
 	} else if err := failure(t, rep); err != nil {
-		return err
+		return SmartDisk{}, err
 	} else {
 		mergeIdentity(rep, t)
 		c.remember(t, rep)
 	}
-	extra := rep.Serial
-	if extra == "" {
-		extra = t.dev
-	}
-	return pub.Publish(ctx, facts.KindSmart, c.Name(), rep, extra)
+	return SmartDisk{Target: strutil.FirstNonEmpty(rep.Serial, t.dev), Report: rep}, nil
 }
 
 // read runs smartctl on one disk. -n standby makes smartctl exit 2 without
@@ -287,23 +341,16 @@ func mergeIdentity(rep *smart.Report, t smartTarget) {
 		return
 	}
 	rep.ByID, rep.Kernel = id.ByID, id.Kernel
-	rep.Serial = firstOf(rep.Serial, id.Serial)
-	rep.WWN = firstOf(rep.WWN, id.WWN)
-	rep.Model = firstOf(rep.Model, id.Model)
-	rep.Firmware = firstOf(rep.Firmware, id.Firmware)
+	rep.Serial = strutil.FirstNonEmpty(rep.Serial, id.Serial)
+	rep.WWN = strutil.FirstNonEmpty(rep.WWN, id.WWN)
+	rep.Model = strutil.FirstNonEmpty(rep.Model, id.Model)
+	rep.Firmware = strutil.FirstNonEmpty(rep.Firmware, id.Firmware)
 	if id.Transport == disk.TransportUSB || rep.Transport == "" {
 		rep.Transport = id.Transport
 	}
 	if rep.SizeBytes == 0 {
 		rep.SizeBytes = id.SizeBytes
 	}
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (c *SmartCollector) remember(t smartTarget, rep *smart.Report) {
@@ -322,7 +369,7 @@ func (c *SmartCollector) standbyReport(t smartTarget, sb *smart.Report) *smart.R
 	last, ok := c.last[t.key()]
 	c.mu.Unlock()
 	rep := &smart.Report{
-		Device: firstOf(sb.Device, t.dev), SmartType: firstOf(sb.SmartType, t.typ),
+		Device: strutil.FirstNonEmpty(sb.Device, t.dev), SmartType: strutil.FirstNonEmpty(sb.SmartType, t.typ),
 		Attributes: []smart.Attribute{}, ExitStatus: sb.ExitStatus, Errors: sb.Errors, InStandby: true,
 	}
 	if ok {
@@ -350,9 +397,9 @@ func (c *SmartCollector) root() string {
 	return c.Root
 }
 
-// publishError sends err as a collector.error with the disk as Target and
+// errorFor describes err as a collector.error with the disk as Target and
 // the most specific fix known.
-func (c *SmartCollector) publishError(ctx context.Context, pub Publisher, t smartTarget, err error) error {
+func (c *SmartCollector) errorFor(t smartTarget, err error) facts.CollectorError {
 	ce := ErrorFor(c.Name(), t.dev, err)
 	var se *smartError
 	switch {
@@ -368,8 +415,5 @@ func (c *SmartCollector) publishError(ctx context.Context, pub Publisher, t smar
 	if ce.Command == "" && t.dev != "" {
 		ce.Command = c.Config.Smartctl + " --json=c -a -n standby " + t.dev
 	}
-	if perr := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); perr != nil {
-		return fmt.Errorf("publish smart error for %s: %w", t.dev, perr)
-	}
-	return nil
+	return ce
 }

@@ -293,3 +293,30 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// zwatch disks reads what the daemon publishes, without a bus.
+func TestSmartReadHoldsWhatCollectPublishes(t *testing.T) {
+	s := newStandIn(t)
+	s.replayFixture("/dev/sda", "sata-hdd-wd140edfz-healthy.json", 0)
+	s.replay("/dev/sdd", capturedDenied, 2)
+	cfg := SmartConfig{Timeout: time.Second, Devices: []SmartDevice{{Device: "/dev/sda"}, {Device: "/dev/sdd", Type: "sat"}}}
+	c := NewSmartCollector(cfg, nil)
+	c.Root = t.TempDir()
+	r, err := c.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Disks) != 1 || r.Disks[0].Target != "9RK1XXXX" || r.Disks[0].Report.Model != "WDC WD140EDFZ-11A0VA0" {
+		t.Errorf("disks %+v", r.Disks)
+	}
+	if len(r.Errors) != 1 || r.Errors[0].Target != "/dev/sdd" || r.Errors[0].Kind != execx.KindDenied {
+		t.Errorf("errors %+v", r.Errors)
+	}
+	pub := &memPublisher{}
+	if err := NewSmartCollector(cfg, nil).Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	if reps, errs := pub.reports(), pub.errors(); len(pub.msgs) != 2 || reps["9RK1XXXX"] == nil || errs["/dev/sdd"].Kind != execx.KindDenied {
+		t.Errorf("published %+v", pub.msgs)
+	}
+}

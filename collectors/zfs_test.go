@@ -102,7 +102,7 @@ func TestZpoolStatusPicksJSONOn23(t *testing.T) {
 
 func TestZpoolStatusTextBefore23(t *testing.T) {
 	dir := t.TempDir()
-	// A zpool without `version` (ZoL 0.7) is read as text.
+	// A zpool that does not know -j (before 2.3) is read as text.
 	zpool := zpoolStandIn(t, dir, "zpool", map[string]string{
 		"status -p -P -v": captured + "b1-offline.zpool-status-p-P.txt",
 	})

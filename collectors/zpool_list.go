@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -26,7 +25,7 @@ func listColumns(out []byte) []string {
 // dataset quotas from `zfs list -Hp`. It is cheap, so it runs often: it is
 // the fast path that notices a pool leaving ONLINE.
 type ZpoolList struct {
-	Runner *execx.Runner
+	Runner Runner
 	Zpool  string
 	Zfs    string
 }
@@ -36,13 +35,18 @@ func (c *ZpoolList) Name() string { return "zpool_list" }
 
 // Collect implements Collector.
 func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
+	return PublishRead(ctx, pub, facts.KindZpoolCapacity, c.Name(), c.Read)
+}
+
+// Read runs zpool list, and zfs list for the quotas, once.
+func (c *ZpoolList) Read(ctx context.Context) (facts.CapacityData, error) {
 	res, err := c.Runner.Run(ctx, c.Zpool, "list", "-Hp")
 	if err != nil {
-		return err
+		return facts.CapacityData{}, err
 	}
 	pools, err := zfs.ParseListColumns(bytes.NewReader(res.Stdout), listColumns(res.Stdout))
 	if err != nil {
-		return &ParseError{Source: "zpool list", Err: err}
+		return facts.CapacityData{}, &ParseError{Source: "zpool list", Err: err}
 	}
 	data := facts.CapacityData{Pools: pools}
 	if len(pools) > 0 && c.Zfs != "" {
@@ -54,5 +58,5 @@ func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
 			}
 		}
 	}
-	return pub.Publish(ctx, facts.KindZpoolCapacity, c.Name(), data)
+	return data, nil
 }

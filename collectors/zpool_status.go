@@ -3,9 +3,10 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"log/slog"
-	"regexp"
-	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/zwatch/zwatch/execx"
@@ -13,77 +14,146 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
-// ZpoolStatus publishes the full pool state from `zpool status`: JSON on
-// OpenZFS ≥ 2.3, text everywhere else. The format is chosen once, on the
-// first run, from `zpool version`.
+// ZpoolStatus reads the full pool state from `zpool status`: JSON on
+// OpenZFS ≥ 2.3, text everywhere else. It is the one reader of zpool status:
+// the daemon polls it, and `zwatch status`, `zwatch disks`, `zwatch replace`
+// and the maintenance scheduler call Read or ReadPool.
+//
+// The format is found by asking: -j first, and text once zpool has rejected
+// -j as an invalid option, which it then is not asked again.
 type ZpoolStatus struct {
-	Runner *execx.Runner
-	Zpool  string
+	Runner Runner
+	// Zpool is the program's name or path; "" means "zpool".
+	Zpool string
+	// ShortNames reads vdevs under the names zpool prints by default (no -P)
+	// and without -v's list of damaged files: the form `zwatch replace`
+	// shows and passes on to `zpool replace`. The daemon reads full paths.
+	ShortNames bool
+	// TextOnly never asks for -j.
+	TextOnly bool
 	// Log hears, once each, about lines the parser kept as notes because it
 	// did not recognise them (a newer OpenZFS may print new sections).
 	Log *slog.Logger
 
-	once      sync.Once
-	argv      []string
-	json      bool
-	seenNotes map[string]bool
+	mu         sync.Mutex
+	noJSON     bool // zpool rejected -j: OpenZFS before 2.3
+	noCounters bool // zpool rejected -p: ZoL 0.7, whose counters are approximate
+	seenNotes  map[string]bool
 }
 
 // Name implements Collector.
 func (c *ZpoolStatus) Name() string { return "zpool_status" }
 
-var versionRE = regexp.MustCompile(`zfs-(?:kmod-)?(\d+)\.(\d+)`)
-
-// jsonSupported reads `zpool version` (absent before 0.8) and reports
-// whether `zpool status -j` exists (2.3 and later).
-func jsonSupported(out []byte) bool {
-	m := versionRE.FindSubmatch(out)
-	if m == nil {
-		return false
-	}
-	major, _ := strconv.Atoi(string(m[1]))
-	minor, _ := strconv.Atoi(string(m[2]))
-	return major > 2 || major == 2 && minor >= 3
-}
-
-func (c *ZpoolStatus) detect(ctx context.Context) {
-	c.argv = []string{"status", "-p", "-P", "-v"}
-	if res, err := c.Runner.Run(ctx, c.Zpool, "version"); err == nil && jsonSupported(res.Stdout) {
-		c.argv, c.json = []string{"status", "-j", "--json-int", "-p", "-P"}, true
-	}
-}
-
 // Collect implements Collector.
 func (c *ZpoolStatus) Collect(ctx context.Context, pub Publisher) error {
-	c.once.Do(func() { c.detect(ctx) })
-	res, err := c.Runner.Run(ctx, c.Zpool, c.argv...)
-	if err != nil && !c.json && execx.KindOf(err) == execx.KindFailed && bytes.Contains(res.Stderr, []byte("invalid option")) {
+	return PublishRead(ctx, pub, facts.KindZpoolStatus, c.Name(), c.Read)
+}
+
+// Read reads every pool once.
+func (c *ZpoolStatus) Read(ctx context.Context) (facts.StatusData, error) {
+	return c.ReadPool(ctx, "")
+}
+
+// ReadPool reads one pool once, or every pool when pool is "".
+func (c *ZpoolStatus) ReadPool(ctx context.Context, pool string) (facts.StatusData, error) {
+	c.mu.Lock()
+	tryJSON := !c.noJSON && !c.TextOnly
+	c.mu.Unlock()
+	if tryJSON {
+		res, err := c.Runner.Run(ctx, c.zpool(), c.jsonArgs(pool)...)
+		if err == nil {
+			return c.parse(zfs.ParseStatusJSON, "json", res.Stdout)
+		}
+		// Before 2.3 zpool rejects -j; any other failure recurs with the
+		// text command and is reported from there.
+		if execx.KindOf(err) != execx.KindFailed {
+			return facts.StatusData{}, err
+		}
+		if rejectedOption(res, err) {
+			c.mu.Lock()
+			c.noJSON = true
+			c.mu.Unlock()
+		}
+	}
+	return c.readText(ctx, pool)
+}
+
+func (c *ZpoolStatus) readText(ctx context.Context, pool string) (facts.StatusData, error) {
+	c.mu.Lock()
+	counters := !c.noCounters
+	c.mu.Unlock()
+	res, err := c.Runner.Run(ctx, c.zpool(), c.textArgs(counters, pool)...)
+	if err != nil && counters && execx.KindOf(err) == execx.KindFailed && rejectedOption(res, err) {
 		// ZoL 0.7 has no -p for status: fall back to approximate counters.
-		c.argv = []string{"status", "-P", "-v"}
-		res, err = c.Runner.Run(ctx, c.Zpool, c.argv...)
+		c.mu.Lock()
+		c.noCounters = true
+		c.mu.Unlock()
+		res, err = c.Runner.Run(ctx, c.zpool(), c.textArgs(false, pool)...)
 	}
 	if err != nil {
-		return err
+		return facts.StatusData{}, err
 	}
-	var pools []*zfs.Pool
-	source := "text"
-	if c.json {
-		source = "json"
-		pools, err = zfs.ParseStatusJSON(bytes.NewReader(res.Stdout))
-	} else {
-		pools, err = zfs.ParseStatusText(bytes.NewReader(res.Stdout))
+	return c.parse(zfs.ParseStatusText, "text", res.Stdout)
+}
+
+func (c *ZpoolStatus) jsonArgs(pool string) []string {
+	args := []string{"status", "-j", "--json-int", "-p"}
+	if !c.ShortNames {
+		args = append(args, "-P")
 	}
+	return withPool(args, pool)
+}
+
+func (c *ZpoolStatus) textArgs(counters bool, pool string) []string {
+	args := []string{"status"}
+	if counters {
+		args = append(args, "-p")
+	}
+	if !c.ShortNames {
+		args = append(args, "-P", "-v")
+	}
+	return withPool(args, pool)
+}
+
+// withPool appends the pool operand. Pool names start with a letter, so
+// one cannot be taken for an option.
+func withPool(args []string, pool string) []string {
+	if pool == "" {
+		return args
+	}
+	return append(args, pool)
+}
+
+// rejectedOption tells a zpool that does not know an option it was given
+// from one that failed for another reason.
+func rejectedOption(res execx.Result, err error) bool {
+	const msg = "invalid option"
+	var ee *execx.Error
+	return bytes.Contains(res.Stderr, []byte(msg)) || errors.As(err, &ee) && strings.Contains(ee.Stderr, msg)
+}
+
+func (c *ZpoolStatus) parse(parse func(io.Reader) ([]*zfs.Pool, error), source string, out []byte) (facts.StatusData, error) {
+	pools, err := parse(bytes.NewReader(out))
 	if err != nil {
-		return &ParseError{Source: "zpool status (" + source + ")", Err: err}
+		return facts.StatusData{}, &ParseError{Source: "zpool status (" + source + ")", Err: err}
 	}
 	c.logNewNotes(pools)
-	return pub.Publish(ctx, facts.KindZpoolStatus, c.Name(), facts.StatusData{Source: source, Pools: pools})
+	return facts.StatusData{Source: source, Pools: pools}, nil
+}
+
+func (c *ZpoolStatus) zpool() string {
+	if c.Zpool == "" {
+		return "zpool"
+	}
+	return c.Zpool
 }
 
 func (c *ZpoolStatus) logNewNotes(pools []*zfs.Pool) {
 	if c.Log == nil {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.seenNotes == nil {
 		c.seenNotes = map[string]bool{}
 	}

@@ -45,12 +45,8 @@ func (m *liveMaintenance) Pools(ctx context.Context) ([]*zfs.Pool, error) {
 	if !m.cfg.ZFS.Enabled {
 		return nil, nil
 	}
-	rec := &lastData{}
-	if err := m.status.Collect(ctx, rec); err != nil {
-		return nil, err
-	}
-	sd, _ := rec.data.(facts.StatusData)
-	return sd.Pools, nil
+	sd, err := m.status.Read(ctx)
+	return sd.Pools, err
 }
 
 // Disks lists the disks SMART reads, with the pool and top-level vdev each
@@ -127,12 +123,4 @@ func (m *liveMaintenance) SelfTestLog(ctx context.Context, d maintenance.Disk) (
 
 func (m *liveMaintenance) Publish(ctx context.Context, ev maintenance.Event) error {
 	return m.pub.Publish(ctx, facts.KindMaintenance, "maintenance", ev)
-}
-
-// lastData is a Publisher that keeps the last message.
-type lastData struct{ data any }
-
-func (r *lastData) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
-	r.data = data
-	return nil
 }

@@ -2,11 +2,12 @@ package daemon
 
 import (
 	"context"
-
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
+	"slices"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -66,7 +67,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, Component{Name: "publisher", Run: buf.Run})
 	}
 	if role != config.RoleServer {
-		comps = append(comps, collectorComponents(cfg, pub, tr, log)...)
+		comps = append(comps, collectorComponents(cfg, collectors.Table(), pub, tr, log)...)
 	}
 	if role != config.RoleAgent {
 		runRules := func(ctx context.Context) error {
@@ -123,60 +124,102 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	return nil
 }
 
-// collectorComponents builds the collectors this machine can run. A missing
-// tool disables its collectors with one clear log line and a heartbeat note,
-// and everything else carries on.
-func collectorComponents(cfg *config.Config, pub collectors.Publisher, tr *tracker, log *slog.Logger) []Component {
-	runner := execx.New(cfg.ZFS.CommandTimeout.D())
-	var comps []Component
-	loop := func(c collectors.Collector, every time.Duration, trigger <-chan struct{}) Component {
-		tr.register(c.Name(), every, "")
-		return Component{Name: c.Name(), Run: func(ctx context.Context) error {
-			collectors.Loop(ctx, tracked{Collector: c, t: tr}, pub, every, trigger, log.With("collector", c.Name()))
-			return nil
+// collectorComponents builds the collectors of specs (collectors.Table())
+// that this machine can run. A family switched off by the config is one log
+// line; a missing tool disables its family with one warning and one
+// heartbeat note, and everything else carries on.
+func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collectors.Publisher, tr *tracker, log *slog.Logger) []Component {
+	triggers := map[string]chan struct{}{}
+	trigger := func(name string) chan struct{} {
+		if triggers[name] == nil {
+			triggers[name] = make(chan struct{}, 1)
+		}
+		return triggers[name]
+	}
+	env := collectors.Env{Config: cfg, Runner: execx.New(cfg.ZFS.CommandTimeout.D()),
+		Poke: func(name string) func() {
+			ch := trigger(name)
+			return func() { poke(ch) }
 		}}
-	}
-
-	switch {
-	case !cfg.ZFS.Enabled:
-		log.Info("ZFS monitoring is disabled by the config (zfs.enabled: false)")
-	default:
-		if _, err := execx.LookPath(cfg.ZFS.Zpool); err != nil {
-			why := fmt.Sprintf("%s not found: install zfsutils-linux, or set zfs.zpool to its path", cfg.ZFS.Zpool)
-			log.Warn("ZFS monitoring is disabled: " + why)
-			// One blind spot, not four: every ZFS collector needs zpool.
-			tr.register("zfs", 0, why)
-			break
+	families := familyGate{cfg: cfg, tr: tr, log: log, allowed: map[string]bool{}}
+	var comps []Component
+	for _, s := range specs {
+		if !families.allow(s.Family) || (s.Enabled != nil && !s.Enabled(cfg)) {
+			continue
 		}
-		listPoke, statusPoke := make(chan struct{}, 1), make(chan struct{}, 1)
-		comps = append(comps,
-			loop(&collectors.ZpoolList{Runner: runner, Zpool: cfg.ZFS.Zpool, Zfs: cfg.ZFS.Zfs}, cfg.ZFS.ListInterval.D(), listPoke),
-			loop(&collectors.ZpoolStatus{Runner: runner, Zpool: cfg.ZFS.Zpool, Log: log.With("collector", "zpool_status")}, cfg.ZFS.StatusInterval.D(), statusPoke),
-			loop(&collectors.ARC{Runner: runner}, cfg.ZFS.ARCInterval.D(), nil),
-		)
-		if cfg.ZFS.FollowEvents {
-			f := &collectors.EventFollower{Zpool: cfg.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: log.With("collector", "zpool_events"),
-				// The status poll pages; the list poll can wait for the burst to end.
-				Poke: func() { poke(statusPoke) }, Settled: func() { poke(listPoke) }}
-			tr.register(f.Name(), 0, "")
-			comps = append(comps, Component{Name: f.Name(), Run: func(ctx context.Context) error {
-				err := f.Run(ctx, pub)
-				tr.result(f.Name(), err, time.Now())
-				return err
-			}})
+		if len(s.Platforms) > 0 && !slices.Contains(s.Platforms, runtime.GOOS) {
+			log.Info("collector does not run on this OS", "collector", s.Name, "os", runtime.GOOS)
+			continue
 		}
-	}
-
-	if !cfg.Smart.Enabled {
-		log.Info("SMART monitoring is disabled by the config (smart.enabled: false)")
-	} else if _, err := execx.LookPath(cfg.Smart.Smartctl); err != nil {
-		why := fmt.Sprintf("%s not found: install smartmontools, or set smart.smartctl to its path", cfg.Smart.Smartctl)
-		log.Warn("SMART monitoring is disabled: " + why)
-		tr.register("smart", 0, why)
-	} else {
-		comps = append(comps, loop(newSmartCollector(cfg), cfg.Smart.Interval.D(), nil))
+		e := env
+		e.Log = log.With("collector", s.Name)
+		switch {
+		case s.Follow != nil:
+			comps = append(comps, followComponent(s.Follow(e), pub, tr))
+		case s.Poll != nil:
+			comps = append(comps, pollComponent(s.Poll(e), s.Every(cfg), trigger(s.Name), pub, tr, e.Log))
+		}
 	}
 	return comps
+}
+
+// pollComponent runs c every interval, and at once when poked.
+func pollComponent(c collectors.Collector, every time.Duration, trigger <-chan struct{}, pub collectors.Publisher, tr *tracker, log *slog.Logger) Component {
+	tr.register(c.Name(), every, "")
+	return Component{Name: c.Name(), Run: func(ctx context.Context) error {
+		collectors.Loop(ctx, tracked{Collector: c, t: tr}, pub, every, trigger, log)
+		return nil
+	}}
+}
+
+// followComponent runs f until its stream ends; the supervisor restarts it.
+func followComponent(f collectors.Follower, pub collectors.Publisher, tr *tracker) Component {
+	tr.register(f.Name(), 0, "")
+	return Component{Name: f.Name(), Run: func(ctx context.Context) error {
+		err := f.Run(ctx, pub)
+		tr.result(f.Name(), err, time.Now())
+		return err
+	}}
+}
+
+// familyGate decides once per family whether its collectors run here, and
+// says why not once: every collector of a family needs its switch and tool.
+type familyGate struct {
+	cfg     *config.Config
+	tr      *tracker
+	log     *slog.Logger
+	allowed map[string]bool // by family name, once decided
+}
+
+func (g *familyGate) allow(f collectors.Family) bool {
+	if f.Name == "" {
+		return true
+	}
+	if ok, decided := g.allowed[f.Name]; decided {
+		return ok
+	}
+	ok := g.decide(f)
+	g.allowed[f.Name] = ok
+	return ok
+}
+
+func (g *familyGate) decide(f collectors.Family) bool {
+	if f.Enabled != nil && !f.Enabled(g.cfg) {
+		g.log.Info(fmt.Sprintf("%s monitoring is disabled by the config (%s: false)", f.Name, f.Switch))
+		return false
+	}
+	if f.Tool == nil {
+		return true
+	}
+	tool := f.Tool(g.cfg)
+	if _, err := execx.LookPath(tool); err != nil {
+		why := fmt.Sprintf("%s not found: %s", tool, f.Install)
+		g.log.Warn(f.Name + " monitoring is disabled: " + why)
+		// One blind spot, not one per collector: they all need the tool.
+		g.tr.register(f.BlindSpot, 0, why)
+		return false
+	}
+	return true
 }
 
 func poke(ch chan struct{}) {

@@ -1,7 +1,6 @@
 package replace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -37,39 +36,30 @@ type DiskFunc func(ctx context.Context) ([]disk.Identity, error)
 // Disks calls f.
 func (f DiskFunc) Disks(ctx context.Context) ([]disk.Identity, error) { return f(ctx) }
 
-// ZpoolStatus is the live StatusSource: `zpool status -j --json-int -p` where the
-// installed OpenZFS has JSON output (2.3 and later) and ParseJSON is set,
-// else `zpool status -p` text.
+// ZpoolStatus is the live StatusSource: the collector's reader of `zpool
+// status` (collectors.ZpoolStatus), JSON where the installed OpenZFS has it
+// (2.3 and later), else text, with vdevs under the names zpool prints by
+// default: the names a person types and `zpool replace` takes.
 type ZpoolStatus struct {
 	Runner Runner
-	// ParseJSON reads `zpool status -j` (zfs.ParseStatusJSON); nil to use text only.
+	// ParseJSON set (to zfs.ParseStatusJSON) lets Status read `zpool status
+	// -j`; nil reads text only. The collector parses either form itself.
 	ParseJSON func(io.Reader) ([]*zfs.Pool, error)
-	// ParseText reads the text output; nil means zfs.ParseStatusText.
-	ParseText func(io.Reader) ([]*zfs.Pool, error)
 }
 
 // Status runs zpool status for pool (all pools when "").
 func (z ZpoolStatus) Status(ctx context.Context, pool string) ([]*zfs.Pool, error) {
-	if z.ParseJSON != nil {
-		res, err := z.Runner.Run(ctx, "zpool", withPool([]string{"status", "-j", "--json-int", "-p"}, pool)...)
-		if err == nil {
-			return z.ParseJSON(bytes.NewReader(res.Stdout))
-		}
-		// Before 2.3 zpool rejects -j; any other failure will recur below
-		// with the text command and be reported from there.
-		if execx.KindOf(err) != execx.KindFailed {
-			return nil, err
-		}
+	c := &collectors.ZpoolStatus{Runner: z.Runner, ShortNames: true, TextOnly: z.ParseJSON == nil}
+	sd, err := c.ReadPool(ctx, pool)
+	// replace has always shown the parser's own words.
+	var pe *collectors.ParseError
+	if errors.As(err, &pe) {
+		return nil, pe.Err
 	}
-	res, err := z.Runner.Run(ctx, "zpool", withPool([]string{"status", "-p"}, pool)...)
 	if err != nil {
 		return nil, err
 	}
-	parse := z.ParseText
-	if parse == nil {
-		parse = zfs.ParseStatusText
-	}
-	return parse(bytes.NewReader(res.Stdout))
+	return sd.Pools, nil
 }
 
 // Ashift reads the pool's ashift property: the value every vdev got at
@@ -85,15 +75,6 @@ func (z ZpoolStatus) Ashift(ctx context.Context, pool string) (int, error) {
 		return 0, fmt.Errorf("zpool get ashift %s: %w", pool, err)
 	}
 	return n, nil
-}
-
-// withPool appends the pool operand. Pool names start with a letter, so
-// one cannot be taken for an option.
-func withPool(args []string, pool string) []string {
-	if pool == "" {
-		return args
-	}
-	return append(args, pool)
 }
 
 // errNoPool is wrapped when the named pool is not in the status output.

@@ -11,16 +11,16 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/units"
-
 	"github.com/spf13/cobra"
 
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/units"
 )
 
 func newDisksCmd(g *globals) *cobra.Command {
@@ -56,7 +56,7 @@ collector would; --json prints the schema documented in docs/smart-schema.md.`,
 			}
 			renderDisks(out, rows)
 			for _, e := range errs {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n  fix: %s\n", firstNonEmpty(e.Target, e.Collector), e.Message, e.Fix)
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n  fix: %s\n", strutil.FirstNonEmpty(e.Target, e.Collector), e.Message, e.Fix)
 			}
 			return nil
 		},
@@ -85,30 +85,21 @@ type diskRow struct {
 	Vdev string `json:"vdev,omitempty"`
 }
 
-// liveDisks runs the SMART collector once and joins its reports with the
-// pools' vdev trees.
+// liveDisks reads every disk once with the SMART collector's reader and
+// joins its reports with the pools' vdev trees.
 func liveDisks(ctx context.Context, g *globals) ([]diskRow, []facts.CollectorError, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	c := collectors.NewSmartCollector(daemon.SmartConfig(&l.Config), nil)
-	rec := &multiRecorder{}
-	if err := c.Collect(ctx, rec); err != nil {
+	reading, err := collectors.NewSmartCollector(collectors.SmartConfigFrom(&l.Config), nil).Read(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
 	member := membership(ctx, l.Config.ZFS.Zpool, l.Config.ZFS.CommandTimeout.D())
 	var rows []diskRow
-	var errs []facts.CollectorError
-	for _, m := range rec.msgs {
-		switch d := m.(type) {
-		case *smart.Report:
-			rows = append(rows, diskRow{Report: *d})
-		case smart.Report:
-			rows = append(rows, diskRow{Report: d})
-		case facts.CollectorError:
-			errs = append(errs, d)
-		}
+	for _, d := range reading.Disks {
+		rows = append(rows, diskRow{Report: *d.Report})
 	}
 	for i := range rows {
 		if m, ok := member[rows[i].Serial]; ok && rows[i].Serial != "" {
@@ -116,17 +107,15 @@ func liveDisks(ctx context.Context, g *globals) ([]diskRow, []facts.CollectorErr
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Device < rows[j].Device })
-	return rows, errs, nil
+	return rows, reading.Errors, nil
 }
 
 // membership maps disk serials to their pool and vdev from zpool status.
 func membership(ctx context.Context, zpool string, timeout time.Duration) map[string]daemon.Member {
-	c := &collectors.ZpoolStatus{Runner: execx.New(timeout), Zpool: zpool}
-	rec := &recorder{}
-	if err := c.Collect(ctx, rec); err != nil {
+	sd, err := (&collectors.ZpoolStatus{Runner: execx.New(timeout), Zpool: zpool}).Read(ctx)
+	if err != nil {
 		return nil
 	}
-	sd, _ := rec.data.(facts.StatusData)
 	ids, _ := disk.Discover("/")
 	return daemon.DiskMembership(sd.Pools, disk.NewResolver("/", ids))
 }
@@ -160,31 +149,14 @@ func renderDisks(w io.Writer, rows []diskRow) {
 		if r.SelfTest != nil {
 			test = r.SelfTest.Type + ": " + r.SelfTest.Status
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", firstNonEmpty(filepath.Base(r.ByID), "-"), r.Device,
-			firstNonEmpty(r.Model, "-"), firstNonEmpty(r.Serial, "-"), units.Decimal(r.SizeBytes), temp, health, member, test)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strutil.FirstNonEmpty(filepath.Base(r.ByID), "-"), r.Device,
+			strutil.FirstNonEmpty(r.Model, "-"), strutil.FirstNonEmpty(r.Serial, "-"), units.Decimal(r.SizeBytes), temp, health, member, test)
 	}
 	tw.Flush()
-}
-
-// multiRecorder is a Publisher that keeps every message, for one-shot commands.
-type multiRecorder struct{ msgs []any }
-
-func (r *multiRecorder) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
-	r.msgs = append(r.msgs, data)
-	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

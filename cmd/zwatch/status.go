@@ -18,7 +18,6 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/execx"
-	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -218,30 +217,21 @@ func parseStatus(data []byte, name string) ([]*zfs.Pool, error) {
 	return pools, nil
 }
 
-// liveStatus runs the same collector the daemon runs, once.
+// liveStatus reads the pools once, with the reader the daemon polls.
 func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return nil, err
 	}
 	c := &collectors.ZpoolStatus{Runner: execx.New(l.Config.ZFS.CommandTimeout.D()), Zpool: l.Config.ZFS.Zpool}
-	rec := &recorder{}
-	if err := c.Collect(ctx, rec); err != nil {
+	sd, err := c.Read(ctx)
+	if err != nil {
 		if execx.KindOf(err) == execx.KindMissing {
 			return nil, fmt.Errorf("%s not found: install zfsutils-linux (or set zfs.zpool), or use --input FILE", l.Config.ZFS.Zpool)
 		}
 		return nil, err
 	}
-	sd, _ := rec.data.(facts.StatusData)
 	return sd.Pools, nil
-}
-
-// recorder is a Publisher that keeps the last message, for one-shot commands.
-type recorder struct{ data any }
-
-func (r *recorder) Publish(_ context.Context, _, _ string, data any, _ ...string) error {
-	r.data = data
-	return nil
 }
 
 // countProblems counts pools not ONLINE, vdevs with errors, and data errors.

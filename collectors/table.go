@@ -1,0 +1,108 @@
+package collectors
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/zwatch/zwatch/config"
+)
+
+// Spec is one line of the collector table: how to build a collector, how
+// often it runs and what it needs.
+type Spec struct {
+	// Name is the collector's name; it equals what the built collector's
+	// Name returns, and is what followers poke.
+	Name string
+	// Family is the config switch and the tool it shares with its siblings;
+	// the zero Family needs neither.
+	Family Family
+	// Enabled reads the collector's own switch within its family
+	// (zfs.follow_events); nil means always on.
+	Enabled func(*config.Config) bool
+	// Platforms are the runtime.GOOS values it runs on; none means any.
+	Platforms []string
+	// Every reads its poll interval from the config (Poll only).
+	Every func(*config.Config) time.Duration
+	// Poll builds a collector run every Every. Exactly one of Poll and
+	// Follow is set.
+	Poll func(Env) Collector
+	// Follow builds a follower: a stream read as it comes.
+	Follow func(Env) Follower
+}
+
+// Family is a group of collectors that one config switch turns off and one
+// tool makes possible. Either is said once for the whole family: one log
+// line, and for a missing tool one heartbeat blind spot, not one per
+// collector.
+type Family struct {
+	// Name is the family in log lines: "ZFS" monitoring.
+	Name string
+	// BlindSpot is the heartbeat's name for the family when its tool is
+	// missing: "zfs".
+	BlindSpot string
+	// Switch is the config key Enabled reads, for the log line.
+	Switch  string
+	Enabled func(*config.Config) bool
+	// Tool reads the configured name or path of the program it needs.
+	Tool func(*config.Config) string
+	// Install says how to get the tool when it is missing.
+	Install string
+}
+
+// Env is what a collector is built from.
+type Env struct {
+	Config *config.Config
+	// Runner runs the ZFS tools with zfs.command_timeout. One runner for
+	// all collectors keeps a hung zpool at one outstanding process per argv.
+	Runner Runner
+	// Log is the daemon's logger, with the collector's name.
+	Log *slog.Logger
+	// Poke returns a function that asks the named poll collector for a run
+	// now instead of at its next interval; a follower calls it on news.
+	Poke func(collector string) func()
+}
+
+// Table lists every collector, in the order the daemon starts them. Adding
+// a collector is one file in this package and one line here.
+func Table() []Spec {
+	// The platforms whose zpool and smartctl zwatch reads.
+	unix := []string{"linux", "freebsd"}
+	zfsFamily := Family{
+		Name: "ZFS", BlindSpot: "zfs", Switch: "zfs.enabled",
+		Enabled: func(c *config.Config) bool { return c.ZFS.Enabled },
+		Tool:    func(c *config.Config) string { return c.ZFS.Zpool },
+		Install: "install zfsutils-linux, or set zfs.zpool to its path",
+	}
+	smartFamily := Family{
+		Name: "SMART", BlindSpot: "smart", Switch: "smart.enabled",
+		Enabled: func(c *config.Config) bool { return c.Smart.Enabled },
+		Tool:    func(c *config.Config) string { return c.Smart.Smartctl },
+		Install: "install smartmontools, or set smart.smartctl to its path",
+	}
+	return []Spec{
+		{Name: "zpool_list", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.ListInterval.D() },
+			Poll: func(e Env) Collector {
+				return &ZpoolList{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Zfs: e.Config.ZFS.Zfs}
+			}},
+		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
+			Poll: func(e Env) Collector {
+				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log}
+			}},
+		{Name: "arc", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.ARCInterval.D() },
+			Poll:  func(e Env) Collector { return &ARC{Runner: e.Runner} }},
+		{Name: "zpool_events", Family: zfsFamily, Platforms: unix,
+			Enabled: func(c *config.Config) bool { return c.ZFS.FollowEvents },
+			Follow: func(e Env) Follower {
+				return &EventFollower{Zpool: e.Config.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: e.Log,
+					// The status poll pages; the list poll can wait for the burst to end.
+					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list")}
+			}},
+		{Name: SmartCollectorName, Family: smartFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.Smart.Interval.D() },
+			// Its own runner, with smart.timeout per call.
+			Poll: func(e Env) Collector { return NewSmartCollector(SmartConfigFrom(e.Config), nil) }},
+	}
+}

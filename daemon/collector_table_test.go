@@ -1,0 +1,169 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
+)
+
+// kindToyReading is the new kind of fact the toy collector publishes.
+const kindToyReading = "toy.reading"
+
+// toyReading is its payload.
+type toyReading struct {
+	Value int `json:"value"`
+}
+
+// toyFile is a collector written the way every collector is: a Read that
+// reads and parses its source, and a Collect that publishes what Read
+// returned. It lives in this test only.
+type toyFile struct{ path string }
+
+func (c *toyFile) Name() string { return "toy_file" }
+
+func (c *toyFile) Read(context.Context) (toyReading, error) {
+	b, err := os.ReadFile(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return toyReading{}, collectors.ErrNotAvailable
+	}
+	if err != nil {
+		return toyReading{}, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return toyReading{}, &collectors.ParseError{Source: c.path, Err: err}
+	}
+	return toyReading{Value: n}, nil
+}
+
+func (c *toyFile) Collect(ctx context.Context, pub collectors.Publisher) error {
+	return collectors.PublishRead(ctx, pub, kindToyReading, c.Name(), c.Read)
+}
+
+// A collector is one file and one table line: the toy above, appended to the
+// table, runs through the daemon's own component building on a real
+// embedded bus, and its fact arrives on its subject. Nothing else changed.
+func TestACollectorIsOneTableLine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, bus.Options{
+		// The new kind is not in facts.Kinds(): its subject is added here.
+		FactSubjects: append(facts.StreamSubjects(), "zwatch."+bus.Version+".*."+kindToyReading),
+		StateDir:     t.TempDir(),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	path := filepath.Join(t.TempDir(), "reading")
+	if err := os.WriteFile(path, []byte("42\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	table := append(collectors.Table(), collectors.Spec{
+		Name:  "toy_file",
+		Every: func(*config.Config) time.Duration { return time.Hour },
+		Poll:  func(collectors.Env) collectors.Collector { return &toyFile{path: path} },
+	})
+	cfg := config.Default()
+	cfg.Host, cfg.ZFS.Enabled, cfg.Smart.Enabled = "nas1", false, false
+	tr := newTracker()
+	comps := collectorComponents(&cfg, table, &collectors.BusPublisher{Bus: b, Host: cfg.Host}, tr, slog.New(slog.DiscardHandler))
+	if len(comps) != 1 || comps[0].Name != "toy_file" {
+		t.Fatalf("components %v, want the toy only (ZFS and SMART are off)", names(comps))
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { supervise(runCtx, comps, slog.New(slog.DiscardHandler)); close(done) }()
+	defer func() { stop(); <-done }()
+
+	st, err := b.JS.Stream(ctx, bus.StreamFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := bus.Subject(cfg.Host, kindToyReading)
+	var msg *jetstream.RawStreamMsg
+	for msg == nil {
+		msg, err = st.GetLastMsgForSubject(ctx, subject)
+		if err != nil && ctx.Err() != nil {
+			t.Fatalf("no fact on %s: %v", subject, err)
+		}
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var got toyReading
+	env, err := bus.Decode(msg.Data, kindToyReading, &got)
+	if err != nil || got.Value != 42 || env.Collector != "toy_file" || env.Host != "nas1" {
+		t.Fatalf("fact %+v, envelope %+v, err %v", got, env, err)
+	}
+	if h := tr.snapshot()["toy_file"]; h.Interval != time.Hour || h.LastOK == nil {
+		t.Errorf("heartbeat sees the toy as %+v", h)
+	}
+}
+
+// A missing zpool disables every ZFS collector with one warning and one
+// blind spot; a family the config switches off is one line.
+func TestMissingToolIsOneBlindSpot(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	cfg := config.Default()
+	missing := filepath.Join(t.TempDir(), "zpool")
+	cfg.ZFS.Zpool, cfg.Smart.Enabled = missing, false
+	tr := newTracker()
+	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, tr, log)
+	if len(comps) != 0 {
+		t.Fatalf("components %v, want none", names(comps))
+	}
+	health := tr.snapshot()
+	why := missing + " not found: install zfsutils-linux, or set zfs.zpool to its path"
+	if len(health) != 1 || health["zfs"].Disabled != why {
+		t.Errorf("heartbeat %+v, want one zfs blind spot: %s", health, why)
+	}
+	for _, line := range []string{"ZFS monitoring is disabled: " + why, "SMART monitoring is disabled by the config (smart.enabled: false)"} {
+		if n := strings.Count(logs.String(), line); n != 1 {
+			t.Errorf("%q logged %d times, want once:\n%s", line, n, logs.String())
+		}
+	}
+}
+
+// With every tool present the daemon starts the whole table in its order.
+func TestCollectorComponentsFollowTheTable(t *testing.T) {
+	dir := t.TempDir()
+	zpool, zfsCmd, _ := standInZpool(t, dir)
+	cfg := config.Default()
+	cfg.ZFS.Zpool, cfg.ZFS.Zfs, cfg.Smart.Smartctl = zpool, zfsCmd, zpool // any executable will do
+	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, newTracker(), slog.New(slog.DiscardHandler))
+	want := []string{"zpool_list", "zpool_status", "arc", "zpool_events", "smart"}
+	if got := names(comps); !slices.Equal(got, want) {
+		t.Errorf("components %v, want %v", got, want)
+	}
+	cfg.ZFS.FollowEvents = false
+	comps = collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, newTracker(), slog.New(slog.DiscardHandler))
+	if got := names(comps); slices.Contains(got, "zpool_events") {
+		t.Errorf("zfs.follow_events: false still follows: %v", got)
+	}
+}
+
+func names(comps []Component) []string {
+	var out []string
+	for _, c := range comps {
+		out = append(out, c.Name)
+	}
+	return out
+}
