@@ -6,14 +6,16 @@ package catalog
 
 import (
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )
 
 // Config is the catalogue config.Load and config.Parse check a file against.
 func Config() config.Catalog {
 	var cat config.Catalog
-	for _, name := range rules.Names() {
-		cat.Rules = append(cat.Rules, config.RuleInfo{Name: name})
+	cat.Rules = rules.ConfigRules(rules.Catalogue())
+	for _, s := range notifiers.Services() {
+		cat.Channels = append(cat.Channels, s)
 	}
 	return cat
 }

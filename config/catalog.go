@@ -6,11 +6,15 @@ package config
 // cannot import them (they import config), so the caller passes them in;
 // package catalog builds the one zwatch uses.
 type Catalog struct {
-	// Rules are the alert names the rule engine can raise, in catalogue order.
+	// Rules are the alert names the rule engine can raise, in catalogue
+	// order (rules.ConfigRules of rules.Catalogue()).
 	Rules []RuleInfo
+	// Channels are the channel types notify.channels may name, in the
+	// order the documentation presents them (see ChannelType).
+	Channels []ChannelType
 }
 
-// RuleInfo is what config needs to know of one rule.
+// RuleInfo is what config needs to know of one alert name: that it exists.
 type RuleInfo struct {
 	Name string
 }

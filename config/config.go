@@ -218,6 +218,7 @@ func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
 		for _, p := range yamlcheck.Check(&root, reflect.TypeFor[Config](), yamlcheck.Options{}) {
 			errs.addProblem(p)
 		}
+		checkChannels(&root, cat, &errs)
 		if len(errs) > 0 {
 			return nil, errs
 		}
@@ -243,6 +244,9 @@ type Error struct {
 	Path    string
 	Value   string
 	Problem string
+	// line is where in the file a structural problem is, so that the
+	// channels' problems take their place among the rest (checkChannels).
+	line int
 }
 
 func (e *Error) Error() string {
@@ -283,6 +287,7 @@ func (es *Errors) addProblem(p yamlcheck.Problem) {
 		v = p.Value
 	}
 	es.add(path, v, "%s", p.Message)
+	(*es)[len(*es)-1].line = p.Line
 }
 
 func (c *Config) validate(errs *Errors, cat Catalog) {
@@ -343,7 +348,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	}
 	c.Maintenance.validate("maintenance", errs)
 	c.Rules.validate("rules", errs, cat.RuleNames())
-	c.Notify.validate("notify", errs)
+	c.Notify.validate("notify", errs, cat)
 }
 
 func oneOf(errs *Errors, path, v string, allowed ...string) {

@@ -101,7 +101,7 @@ func TestSecretsFromEnvAndFileAreMasked(t *testing.T) {
 	if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), "from ${ZWATCH_TEST_PW}") {
 		t.Fatalf("secret not masked:\n%s", out)
 	}
-	l, err = Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  password: file:" + pwFile + "\n"), testCatalog)
+	l, err = Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  password: file:"+pwFile+"\n"), testCatalog)
 	if err != nil || l.Config.Bus.Password.Value != "s3cret" {
 		t.Fatalf("file secret: %v %+v", err, l.Config.Bus.Password)
 	}

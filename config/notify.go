@@ -2,15 +2,18 @@ package config
 
 import (
 	"fmt"
-	"net/mail"
-	"net/url"
-	"os"
+	"iter"
 	"path"
-	"strconv"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/yamlcheck"
 )
 
 // NotifyConfig lists the channels that deliver alerts to people.
@@ -29,30 +32,33 @@ type NotifyConfig struct {
 	Channels    []ChannelConfig `yaml:"channels"`
 }
 
-// Channel types.
-const (
-	ChannelEmail    = "email"
-	ChannelPushover = "pushover"
-	ChannelTelegram = "telegram"
-	ChannelNtfy     = "ntfy"
-	ChannelGotify   = "gotify"
-	ChannelDiscord  = "discord"
-	ChannelSlack    = "slack"
-	ChannelWebhook  = "webhook"
-)
+// ChannelType is one kind of channel (email, ntfy, ...), as the catalogue
+// lists it. Config knows the keys every channel has; the type owns the rest
+// of the entry: its keys, their decoding and what values make sense.
+type ChannelType interface {
+	// Name is the value of the channel's type key.
+	Name() string
+	// Keys are the type's own keys, in the order its documentation lists them.
+	Keys() []string
+	// Decode decodes n, a mapping that holds only the type's own keys, into
+	// the type's settings. Every value of the wrong kind or type goes to errs
+	// under path (notify.channels[2]); the result is nil when n does not decode.
+	Decode(n *yaml.Node, path string, errs *Errors) ChannelSettings
+}
 
-// ChannelTypes lists every channel type in the order the docs present them.
-var ChannelTypes = []string{ChannelEmail, ChannelPushover, ChannelTelegram, ChannelNtfy, ChannelGotify, ChannelDiscord, ChannelSlack, ChannelWebhook}
+// ChannelSettings are one channel's own keys, decoded by its ChannelType.
+// check-config prints them as YAML, so secrets must be of type Secret.
+type ChannelSettings interface {
+	// Validate reports missing and impossible values under path.
+	Validate(path string, errs *Errors)
+	// HasLiteralSecret reports a secret written in the file itself, for the
+	// warning about a config file other users can read.
+	HasLiteralSecret() bool
+}
 
-// SMTP TLS modes.
-const (
-	TLSStartTLS = "starttls"
-	TLSImplicit = "implicit"
-	TLSNone     = "none"
-)
-
-// ChannelConfig is one destination. Keys that belong to other types are
-// refused, so a pasted block for the wrong service is noticed.
+// ChannelConfig is one destination: the keys every channel has, and the
+// settings its type decoded from the rest of the entry. Keys that belong to
+// other types are refused, so a pasted block for the wrong service is noticed.
 type ChannelConfig struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"`
@@ -61,45 +67,22 @@ type ChannelConfig struct {
 	// SendResolved sends a notice when an alert ends; default true.
 	SendResolved *bool       `yaml:"send_resolved"`
 	Route        RouteConfig `yaml:"route"`
+	// Settings are the type's own keys (smtp, token, url, ...), decoded when
+	// the config is validated against the catalogue.
+	Settings ChannelSettings `yaml:"-"`
 
-	// email
-	SMTP SMTPConfig `yaml:"smtp"`
-	From string     `yaml:"from"`
-	To   []string   `yaml:"to"`
-
-	// Token is the Pushover application token, Telegram bot token, ntfy
-	// access token, Gotify application token or Slack bot token.
-	Token Secret `yaml:"token"`
-	// User is the Pushover user or group key.
-	User Secret `yaml:"user"`
-	// ChatIDs are Telegram chat ids (-100123…, 4242) or @channelnames.
-	ChatIDs []string `yaml:"chat_ids"`
-	// URL is the ntfy server (default https://ntfy.sh), the Gotify server,
-	// or the generic webhook's address.
-	URL   string `yaml:"url"`
-	Topic string `yaml:"topic"`
-	// WebhookURL is a Discord or Slack incoming webhook; it embeds a secret.
-	WebhookURL Secret `yaml:"webhook_url"`
-	// Channel is the Slack channel for token-based posting.
-	Channel string `yaml:"channel"`
-	// Headers are added to every webhook request (e.g. Authorization).
-	Headers map[string]Secret `yaml:"headers"`
-	// APIURL overrides the service's API base (Pushover, Telegram, Slack)
-	// for a proxy or a self-hosted compatible server.
-	APIURL string `yaml:"api_url"`
+	// entry is the channel as written, kept until the catalogue says which
+	// type decodes the rest of it.
+	entry *yaml.Node
 }
 
-// SMTPConfig is the mail server of an email channel.
-type SMTPConfig struct {
-	Host string `yaml:"host"`
-	// Port defaults by TLS mode: 587 starttls, 465 implicit, 25 none.
-	Port int `yaml:"port"`
-	// TLS is starttls (default), implicit or none.
-	TLS      string `yaml:"tls"`
-	Username string `yaml:"username"`
-	Password Secret `yaml:"password"`
-	// CAFile trusts a private CA or self-signed relay certificate.
-	CAFile string `yaml:"ca_file"`
+// channelKeys are the keys every channel has, as ChannelConfig holds them.
+type channelKeys struct {
+	Name         string      `yaml:"name"`
+	Type         string      `yaml:"type"`
+	MinSeverity  string      `yaml:"min_severity"`
+	SendResolved *bool       `yaml:"send_resolved"`
+	Route        RouteConfig `yaml:"route"`
 }
 
 // RouteConfig narrows which alerts a channel receives.
@@ -132,33 +115,157 @@ func (c ChannelConfig) Severity() string {
 	return strings.ToLower(c.MinSeverity)
 }
 
-// SMTPPort is the configured port or the usual one for the TLS mode.
-func (s SMTPConfig) SMTPPort() int {
-	if s.Port != 0 {
-		return s.Port
+// UnmarshalYAML takes the common keys and keeps the entry for its type.
+// It never fails: checkChannels, which knows the catalogue, reports every
+// problem with its key path before the file is decoded, and yamlcheck, which
+// runs before that, decodes every entry through here.
+func (c *ChannelConfig) UnmarshalYAML(n *yaml.Node) error {
+	var k channelKeys
+	if n.Kind == yaml.MappingNode {
+		_ = n.Decode(&k)
 	}
-	switch s.Mode() {
-	case TLSImplicit:
-		return 465
-	case TLSNone:
-		return 25
-	}
-	return 587
+	*c = ChannelConfig{Name: k.Name, Type: k.Type, MinSeverity: k.MinSeverity, SendResolved: k.SendResolved, Route: k.Route, entry: n}
+	return nil
 }
 
-// Mode is the TLS mode with the default applied.
-func (s SMTPConfig) Mode() string {
-	if s.TLS == "" {
-		return TLSStartTLS
+// MarshalYAML writes the common keys followed by the type's own, as one
+// mapping the way the file has them; Secret values print masked.
+func (c ChannelConfig) MarshalYAML() (any, error) {
+	var out yaml.Node
+	if err := out.Encode(channelKeys{Name: c.Name, Type: c.Type, MinSeverity: c.MinSeverity, SendResolved: c.SendResolved, Route: c.Route}); err != nil {
+		return nil, fmt.Errorf("channel %s: %w", c.Name, err)
 	}
-	return strings.ToLower(s.TLS)
+	if c.Settings != nil {
+		var own yaml.Node
+		if err := own.Encode(c.Settings); err != nil {
+			return nil, fmt.Errorf("channel %s settings: %w", c.Name, err)
+		}
+		if own.Kind == yaml.MappingNode {
+			out.Content = append(out.Content, own.Content...)
+		}
+	}
+	return &out, nil
 }
 
 // ChannelToken turns a channel name into the token used for its durable
 // consumer and dead-letter subject: [A-Za-z0-9_-] only, never empty.
 func ChannelToken(name string) string { return bus.Token(name) }
 
-func (n *NotifyConfig) validate(p string, errs *Errors) {
+// Add records a problem with the key at path; value, when not nil, is
+// quoted after the path. Channel types report through it.
+func (es *Errors) Add(path string, value any, format string, args ...any) {
+	es.add(path, value, format, args...)
+}
+
+// DecodeChannelSettings checks n against the struct dst points to, the way
+// the rest of the file is checked (kinds, types, secrets that cannot be
+// resolved), and decodes it into dst. It reports false, with the problems in
+// errs under path, when n does not fit.
+func DecodeChannelSettings(n *yaml.Node, path string, dst any, errs *Errors) bool {
+	problems := yamlcheck.Check(n, reflect.TypeOf(dst).Elem(), yamlcheck.Options{})
+	for _, p := range problems {
+		errs.addProblem(under(path, p))
+	}
+	if len(problems) > 0 {
+		return false
+	}
+	if err := n.Decode(dst); err != nil {
+		errs.add(path, nil, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return false
+	}
+	return true
+}
+
+// commonChannelKeys are the keys of channelKeys, which every channel has.
+var commonChannelKeys = []string{"name", "type", "min_severity", "send_resolved", "route"}
+
+// checkChannels does for notify.channels what yamlcheck does for the rest
+// of the file, at the same stage and in document order among its problems:
+// an entry that is not a mapping, a repeated key, a key no channel type has
+// (with a did-you-mean over all of them), and a value that does not fit its
+// key. Each key is checked against the type that owns it: the entry's own
+// type, or for another type's key the first that has it, so that its value
+// (an unset ${ENV}, a wrong kind) reads as it would there; validate then
+// says the key does not belong.
+func checkChannels(root *yaml.Node, cat Catalog, errs *Errors) {
+	seq := lookup(root, "notify", "channels")
+	if seq == nil || seq.Kind != yaml.SequenceNode {
+		return // absent, null, or a wrong kind yamlcheck reported
+	}
+	all := cat.allChannelKeys()
+	var found Errors
+	for i, e := range seq.Content {
+		p := fmt.Sprintf("notify.channels[%d]", i)
+		e = resolve(e)
+		if e == nil || e.Kind == yaml.ScalarNode && e.Tag == "!!null" {
+			continue // an empty entry: validate asks for its name
+		}
+		if e.Kind != yaml.MappingNode {
+			for _, pr := range yamlcheck.Check(e, reflect.TypeFor[map[string]any](), yamlcheck.Options{}) {
+				pr.Keys = all
+				pr.Message += "; valid keys here: " + strings.Join(all, ", ")
+				found.addProblem(under(p, pr))
+			}
+			continue
+		}
+		typ, _ := cat.ChannelType(scalarAt(e, "type"))
+		first := map[string]int{}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			k, v := e.Content[j], e.Content[j+1]
+			if line, dup := first[k.Value]; dup {
+				found.addProblem(yamlcheck.Problem{Kind: yamlcheck.DuplicateKey, Path: p + "." + k.Value, Line: k.Line, Key: k.Value,
+					Message: fmt.Sprintf("given twice (lines %d and %d): keep one", line, k.Line)})
+				continue
+			}
+			first[k.Value] = k.Line
+			one := mappingLike(e)
+			one.Content = []*yaml.Node{k, v}
+			if slices.Contains(commonChannelKeys, k.Value) {
+				for _, pr := range yamlcheck.Check(one, reflect.TypeFor[channelKeys](), yamlcheck.Options{}) {
+					found.addProblem(under(p, pr))
+				}
+				continue
+			}
+			owner := typ
+			if owner == nil || !slices.Contains(owner.Keys(), k.Value) {
+				owner = cat.channelTypeWithKey(k.Value)
+			}
+			if owner == nil {
+				found.addProblem(yamlcheck.Problem{Kind: yamlcheck.UnknownKey, Path: p + "." + k.Value, Line: k.Line, Key: k.Value, Keys: all,
+					Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, yamlcheck.Suggest(k.Value, all), strings.Join(all, ", "))})
+				continue
+			}
+			from := len(found)
+			owner.Decode(one, p, &found)
+			for _, f := range found[from:] {
+				if f.line == 0 {
+					f.line = k.Line
+				}
+			}
+		}
+	}
+	*errs = mergeByLine(*errs, found)
+}
+
+// mergeByLine merges two lists of problems, each in document order.
+func mergeByLine(a, b Errors) Errors {
+	out := make(Errors, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].line < a[0].line {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// mappingLike is an empty mapping at e's place in the file.
+func mappingLike(e *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: e.Line, Column: e.Column}
+}
+
+func (n *NotifyConfig) validate(p string, errs *Errors, cat Catalog) {
 	if n.RetryFor.D() < time.Second {
 		errs.add(p+".retry_for", FormatDuration(n.RetryFor.D()), "too short: must be at least 1s (default 7d)")
 	}
@@ -171,7 +278,7 @@ func (n *NotifyConfig) validate(p string, errs *Errors) {
 	for i := range n.Channels {
 		c := &n.Channels[i]
 		cp := fmt.Sprintf("%s.channels[%d]", p, i)
-		c.validate(cp, errs)
+		c.validate(cp, errs, cat)
 		if strings.TrimSpace(c.Name) == "" {
 			continue
 		}
@@ -186,16 +293,15 @@ func (n *NotifyConfig) validate(p string, errs *Errors) {
 	}
 }
 
-func (c *ChannelConfig) validate(p string, errs *Errors) {
+// validate checks the common keys, then has the channel's type decode and
+// validate the rest of the entry into Settings.
+func (c *ChannelConfig) validate(p string, errs *Errors, cat Catalog) {
 	if strings.TrimSpace(c.Name) == "" {
 		errs.add(p+".name", nil, "empty: name the channel, e.g. ops-mail (it names its delivery queue)")
 	}
-	known := false
-	for _, t := range ChannelTypes {
-		known = known || c.Type == t
-	}
+	ct, known := cat.ChannelType(c.Type)
 	if !known {
-		errs.add(p+".type", c.Type, "must be one of %s", strings.Join(ChannelTypes, ", "))
+		errs.add(p+".type", c.Type, "must be one of %s", strings.Join(cat.ChannelTypeNames(), ", "))
 		return
 	}
 	if c.MinSeverity != "" {
@@ -211,185 +317,163 @@ func (c *ChannelConfig) validate(p string, errs *Errors) {
 			errs.add(fmt.Sprintf("%s.route.pools[%d]", p, i), nil, "empty: name a pool")
 		}
 	}
-	c.rejectForeignKeys(p, errs)
-	switch c.Type {
-	case ChannelEmail:
-		c.validateEmail(p, errs)
-	case ChannelPushover:
-		need(errs, p+".token", c.Token.IsSet(), "empty: set the application API token from https://pushover.net/apps")
-		need(errs, p+".user", c.User.IsSet(), "empty: set your user (or group) key from the Pushover dashboard")
-		optionalURL(errs, p+".api_url", c.APIURL)
-	case ChannelTelegram:
-		need(errs, p+".token", c.Token.IsSet(), "empty: set the bot token from @BotFather (123456:ABC-...)")
-		if c.Token.IsSet() && !strings.Contains(c.Token.Value, ":") {
-			errs.add(p+".token", nil, "does not look like a bot token (digits:letters) from @BotFather")
-		}
-		if len(c.ChatIDs) == 0 {
-			errs.add(p+".chat_ids", nil, "empty: add at least one chat id (send the bot a message, then read it from getUpdates)")
-		}
-		for i, id := range c.ChatIDs {
-			if _, err := strconv.ParseInt(id, 10, 64); err != nil && !(strings.HasPrefix(id, "@") && len(id) > 1) {
-				errs.add(fmt.Sprintf("%s.chat_ids[%d]", p, i), id, "want a numeric chat id such as -1001234567890 or a @channelname")
-			}
-		}
-		optionalURL(errs, p+".api_url", c.APIURL)
-	case ChannelNtfy:
-		optionalURL(errs, p+".url", c.URL)
-		if strings.TrimSpace(c.Topic) == "" {
-			errs.add(p+".topic", nil, "empty: set the topic to publish to (pick a hard-to-guess name on ntfy.sh)")
-		} else if strings.ContainsAny(c.Topic, "/?# ") {
-			errs.add(p+".topic", c.Topic, "must be a bare topic name without /, ?, # or spaces")
-		}
-	case ChannelGotify:
-		requiredURL(errs, p+".url", c.URL, "the Gotify server, e.g. https://gotify.example.net")
-		need(errs, p+".token", c.Token.IsSet(), "empty: set an application token (Gotify → Apps → create)")
-	case ChannelDiscord:
-		if !c.WebhookURL.IsSet() {
-			errs.add(p+".webhook_url", nil, "empty: set the channel's webhook URL (Server settings → Integrations → Webhooks)")
-		} else {
-			requiredURL(errs, p+".webhook_url", c.WebhookURL.Value, "a https://discord.com/api/webhooks/... URL")
-		}
-	case ChannelSlack:
+	if c.entry != nil {
+		own := c.rejectForeignKeys(p, errs, ct)
+		c.Settings = ct.Decode(own, p, errs)
+	}
+	if c.Settings != nil {
+		c.Settings.Validate(p, errs)
+	}
+}
+
+// rejectForeignKeys names keys set on the entry that its type does not use,
+// and returns the mapping of the keys it does use.
+func (c *ChannelConfig) rejectForeignKeys(p string, errs *Errors, ct ChannelType) *yaml.Node {
+	e := resolve(c.entry)
+	if e == nil || e.Kind != yaml.MappingNode {
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	own := mappingLike(e)
+	keys := ct.Keys()
+	for k, v := range firstKeys(e) {
 		switch {
-		case c.WebhookURL.IsSet() && (c.Token.IsSet() || c.Channel != ""):
-			errs.add(p+".webhook_url", nil, "use either webhook_url, or token and channel, not both")
-		case c.WebhookURL.IsSet():
-			requiredURL(errs, p+".webhook_url", c.WebhookURL.Value, "a https://hooks.slack.com/services/... URL")
-		case c.Token.IsSet() || c.Channel != "":
-			need(errs, p+".token", c.Token.IsSet(), "empty: set a bot token (xoxb-...) with chat:write, or use webhook_url")
-			need(errs, p+".channel", strings.TrimSpace(c.Channel) != "", "empty: set the channel id or #name the bot posts to")
-		default:
-			errs.add(p+".webhook_url", nil, "empty: set webhook_url, or token and channel")
-		}
-		optionalURL(errs, p+".api_url", c.APIURL)
-	case ChannelWebhook:
-		requiredURL(errs, p+".url", c.URL, "the address that receives a JSON POST")
-		for k := range c.Headers {
-			if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " :\r\n") {
-				errs.add(p+".headers", k, "not a valid HTTP header name")
-			}
+		case slices.Contains(commonChannelKeys, k.Value):
+		case slices.Contains(keys, k.Value):
+			own.Content = append(own.Content, k, v)
+		case isSet(v):
+			errs.add(p+"."+k.Value, nil, "not used by type %s (its keys: %s)", c.Type, strings.Join(keys, ", "))
 		}
 	}
-}
-
-func (c *ChannelConfig) validateEmail(p string, errs *Errors) {
-	s := c.SMTP
-	if strings.TrimSpace(s.Host) == "" {
-		errs.add(p+".smtp.host", nil, "empty: set the mail server, e.g. smtp.fastmail.com")
-	}
-	if s.Port < 0 || s.Port > 65535 {
-		errs.add(p+".smtp.port", s.Port, "must be 1-65535 (587 for starttls, 465 for implicit)")
-	}
-	oneOf(errs, p+".smtp.tls", s.Mode(), TLSStartTLS, TLSImplicit, TLSNone)
-	switch {
-	case s.Mode() == TLSStartTLS && s.Port == 465:
-		errs.add(p+".smtp.tls", s.TLS, "port 465 speaks TLS from the first byte: set tls: implicit (or use port 587 with starttls)")
-	case s.Mode() == TLSImplicit && (s.Port == 587 || s.Port == 25):
-		errs.add(p+".smtp.tls", s.TLS, "port %d starts in plain text: set tls: starttls (or use port 465 with implicit)", s.Port)
-	}
-	if (s.Username == "") != !s.Password.IsSet() {
-		errs.add(p+".smtp", nil, "username and password go together: set both or neither")
-	}
-	if s.Mode() == TLSNone && s.Username != "" {
-		errs.add(p+".smtp.tls", s.TLS, "refusing to send a password without TLS: use starttls or implicit")
-	}
-	if s.CAFile != "" {
-		if _, err := os.Stat(s.CAFile); err != nil {
-			errs.add(p+".smtp.ca_file", s.CAFile, "cannot be read: %v", err)
-		}
-	}
-	if strings.TrimSpace(c.From) == "" {
-		errs.add(p+".from", nil, "empty: set the sender address, e.g. zwatch@example.net")
-	} else if _, err := mail.ParseAddress(c.From); err != nil {
-		errs.add(p+".from", c.From, "not an email address: %v", err)
-	}
-	if len(c.To) == 0 {
-		errs.add(p+".to", nil, "empty: add at least one recipient")
-	}
-	for i, to := range c.To {
-		if _, err := mail.ParseAddress(to); err != nil {
-			errs.add(fmt.Sprintf("%s.to[%d]", p, i), to, "not an email address: %v", err)
-		}
-	}
-}
-
-// rejectForeignKeys names keys set on a channel whose type does not use them.
-func (c *ChannelConfig) rejectForeignKeys(p string, errs *Errors) {
-	uses := map[string][]string{
-		ChannelEmail:    {"smtp", "from", "to"},
-		ChannelPushover: {"token", "user", "api_url"},
-		ChannelTelegram: {"token", "chat_ids", "api_url"},
-		ChannelNtfy:     {"url", "topic", "token"},
-		ChannelGotify:   {"url", "token"},
-		ChannelDiscord:  {"webhook_url"},
-		ChannelSlack:    {"webhook_url", "token", "channel", "api_url"},
-		ChannelWebhook:  {"url", "headers"},
-	}[c.Type]
-	set := map[string]bool{
-		"smtp": c.SMTP != (SMTPConfig{}), "from": c.From != "", "to": len(c.To) > 0,
-		"token": c.Token.IsSet(), "user": c.User.IsSet(), "chat_ids": len(c.ChatIDs) > 0,
-		"url": c.URL != "", "topic": c.Topic != "", "webhook_url": c.WebhookURL.IsSet(),
-		"channel": c.Channel != "", "headers": len(c.Headers) > 0, "api_url": c.APIURL != "",
-	}
-	for _, k := range []string{"smtp", "from", "to", "token", "user", "chat_ids", "url", "topic", "webhook_url", "channel", "headers", "api_url"} {
-		if !set[k] {
-			continue
-		}
-		ok := false
-		for _, u := range uses {
-			ok = ok || u == k
-		}
-		if !ok {
-			errs.add(p+"."+k, nil, "not used by type %s (its keys: %s)", c.Type, strings.Join(uses, ", "))
-		}
-	}
-}
-
-func need(errs *Errors, p string, ok bool, problem string) {
-	if !ok {
-		errs.add(p, nil, "%s", problem)
-	}
-}
-
-func optionalURL(errs *Errors, p, v string) {
-	if v != "" {
-		requiredURL(errs, p, v, "an http:// or https:// URL")
-	}
-}
-
-func requiredURL(errs *Errors, p, v, want string) {
-	if strings.TrimSpace(v) == "" {
-		errs.add(p, nil, "empty: set %s", want)
-		return
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs.add(p, redactURL(v), "want %s", want)
-	}
-}
-
-// redactURL keeps a URL's scheme and host for an error message; the path of
-// a webhook URL is its secret.
-func redactURL(v string) string {
-	if u, err := url.Parse(v); err == nil && u.Host != "" {
-		return u.Scheme + "://" + u.Host + "/…"
-	}
-	if len(v) > 12 {
-		return v[:12] + "…"
-	}
-	return v
+	return own
 }
 
 func (n *NotifyConfig) hasLiteralSecret() bool {
 	for _, c := range n.Channels {
-		if c.Token.Literal || c.User.Literal || c.WebhookURL.Literal || c.SMTP.Password.Literal {
+		if c.Settings != nil && c.Settings.HasLiteralSecret() {
 			return true
-		}
-		for _, h := range c.Headers {
-			if h.Literal {
-				return true
-			}
 		}
 	}
 	return false
+}
+
+// ChannelType is the catalogue's type called name.
+func (c Catalog) ChannelType(name string) (ChannelType, bool) {
+	for _, t := range c.Channels {
+		if t.Name() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// channelTypeWithKey is the first type in the catalogue that has key.
+func (c Catalog) channelTypeWithKey(key string) ChannelType {
+	for _, t := range c.Channels {
+		if slices.Contains(t.Keys(), key) {
+			return t
+		}
+	}
+	return nil
+}
+
+// ChannelTypeNames lists the catalogue's channel types in order.
+func (c Catalog) ChannelTypeNames() []string {
+	out := make([]string, len(c.Channels))
+	for i, t := range c.Channels {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// allChannelKeys is every key some channel may have, sorted: the common
+// keys and those of every type.
+func (c Catalog) allChannelKeys() []string {
+	all := slices.Clone(commonChannelKeys)
+	for _, t := range c.Channels {
+		all = append(all, t.Keys()...)
+	}
+	sort.Strings(all)
+	return slices.Compact(all)
+}
+
+// lookup follows keys down from the document root; nil when one is absent.
+func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+	n = resolve(n)
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = resolve(n.Content[0])
+	}
+	for _, key := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for k, v := range firstKeys(n) {
+			if k.Value == key {
+				next = resolve(v)
+				break
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+// firstKeys yields a mapping's pairs, each key once (yamlcheck reports the
+// repeats).
+func firstKeys(m *yaml.Node) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(k, v *yaml.Node) bool) {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k := m.Content[i]
+			if seen[k.Value] {
+				continue
+			}
+			seen[k.Value] = true
+			if !yield(k, m.Content[i+1]) {
+				return
+			}
+		}
+	}
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func scalarAt(m *yaml.Node, key string) string {
+	for k, v := range firstKeys(m) {
+		if v = resolve(v); k.Value == key && v != nil && v.Kind == yaml.ScalarNode {
+			return v.Value
+		}
+	}
+	return ""
+}
+
+// isSet reports whether a value says anything: not null, not "", not an
+// empty list or mapping.
+func isSet(v *yaml.Node) bool {
+	v = resolve(v)
+	switch {
+	case v == nil:
+		return false
+	case v.Kind == yaml.ScalarNode:
+		return v.Tag != "!!null" && v.Value != ""
+	}
+	return len(v.Content) > 0
+}
+
+// under moves a problem found in a part of the file to that part's path.
+func under(base string, p yamlcheck.Problem) yamlcheck.Problem {
+	switch {
+	case p.Path == "":
+		p.Path = base
+	case strings.HasPrefix(p.Path, "["):
+		p.Path = base + p.Path
+	default:
+		p.Path = base + "." + p.Path
+	}
+	return p
 }

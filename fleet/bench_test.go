@@ -23,6 +23,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/webhook"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
@@ -226,7 +227,7 @@ func TestFleetBenchmark(t *testing.T) {
 	rcfg := config.DefaultRules()
 	ncfg := config.DefaultNotify()
 	ncfg.Console = false
-	ncfg.Channels = []config.ChannelConfig{{Name: "phone", Type: config.ChannelWebhook, URL: hook.srv.URL, MinSeverity: "info"}}
+	ncfg.Channels = []config.ChannelConfig{{Name: "phone", Type: "webhook", MinSeverity: "info", Settings: webhook.Config{URL: hook.srv.URL}}}
 	t0 = time.Now()
 	server.Go(func() {
 		_ = Lead(sctx, admin.JS, RulesLease, "bench", DefaultLeaseTTL, 1, nil, func(ctx context.Context) error {

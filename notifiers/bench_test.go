@@ -1,4 +1,4 @@
-package notifiers
+package notifiers_test
 
 import (
 	"fmt"
@@ -7,38 +7,41 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
+	"github.com/zwatch/zwatch/notifiers/webhook"
 )
 
 // Time from a notification published on the bus to the request reaching a
 // local service. Run: go test -run '^$' -bench Delivery -benchtime 200x ./notifiers
 
 func BenchmarkDeliveryWebhook(b *testing.B) {
-	s := startHTTP(b, "")
-	cfg := notifyConfig(config.ChannelConfig{Name: "hook", Type: config.ChannelWebhook, URL: s.URL})
-	benchDelivery(b, cfg, func() { <-s.got })
+	s := notifytest.StartHTTP(b, "")
+	cfg := notifytest.NotifyConfig(config.ChannelConfig{Name: "hook", Type: "webhook", Settings: webhook.Config{URL: s.URL}})
+	benchDelivery(b, cfg, func() { <-s.Got })
 }
 
 func BenchmarkDeliverySMTP(b *testing.B) {
-	cert := newTestCert(b)
-	sink := startSMTP(b, sinkStartTLS, &cert, "nas1", "pw", "")
-	cfg := notifyConfig(emailChannel(b, "mail", sink.Port, "starttls", "nas1", "pw", cert.caFile, "ops@example.net"))
-	benchDelivery(b, cfg, func() { <-sink.got })
+	cert := notifytest.NewCert(b)
+	sink := notifytest.StartSMTP(b, notifytest.SinkStartTLS, &cert, "nas1", "pw", "")
+	cfg := notifytest.NotifyConfig(notifytest.EmailChannel("mail", sink.Port, "starttls", "nas1", "pw", cert.CAFile, "ops@example.net"))
+	benchDelivery(b, cfg, func() { <-sink.Got })
 }
 
 func benchDelivery(b *testing.B, cfg config.NotifyConfig, arrived func()) {
-	bus := openBus(b, b.TempDir())
+	bus := notifytest.OpenBus(b, b.TempDir())
 	defer bus.Close()
-	stop := runNotifiers(b, bus, cfg, Options{Guide: testGuide})
+	stop := notifytest.RunNotifiers(b, bus, cfg, notifiers.Options{Guide: notifytest.Guide})
 	defer stop()
 	// Warm up: consumer created, connections and TLS sessions set up.
-	publish(b, bus, firingNotification("nas1", "warmup"))
+	notifytest.Publish(b, bus, notifytest.Firing("nas1", "warmup"))
 	arrived()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		n := firingNotification("nas1", fmt.Sprintf("bench-%d", i))
+		n := notifytest.Firing("nas1", fmt.Sprintf("bench-%d", i))
 		start := time.Now()
-		publish(b, bus, n)
+		notifytest.Publish(b, bus, n)
 		arrived()
 		lat = append(lat, time.Since(start))
 	}

@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"net/http"
 	"path"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/nikoksr/notify"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
-// Channel is one configured destination: a notify.Notifier plus the filter
-// that decides which alerts reach it.
+// Channel is one configured destination: a sender plus the filter that
+// decides which alerts reach it.
 type Channel struct {
 	Name         string
 	Type         string
@@ -26,18 +23,16 @@ type Channel struct {
 	SendResolved bool
 	Pools        []string
 	Alerts       []string
-	// Notifier delivers; it reads the full Message from the context (see
-	// Send) and falls back to subject and body when called by other code.
-	Notifier notify.Notifier
-
-	cfg config.ChannelConfig
+	// Sender delivers to the channel's service.
+	Sender channel.Sender
 }
 
 // TypeConsole is the always-available channel that writes to zwatch's log.
 const TypeConsole = "console"
 
 // Build turns the config into channels, without the console channel (Run
-// adds it, since it needs the logger).
+// adds it, since it needs the logger). Each channel's settings, decoded by
+// its type when the config was parsed, build its sender.
 func Build(cfg config.NotifyConfig) ([]Channel, error) {
 	var out []Channel
 	var errs []error
@@ -51,67 +46,45 @@ func Build(cfg config.NotifyConfig) ([]Channel, error) {
 			errs = append(errs, fmt.Errorf("notify.channels[%d].min_severity: %q is not info, warning or critical", i, cc.MinSeverity))
 			continue
 		}
-		n, err := newNotifier(cc, timeout)
+		s, err := newSender(cc, timeout)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notify.channels[%d] (%s): %w", i, cc.Name, err))
 			continue
 		}
 		out = append(out, Channel{
 			Name: cc.Name, Type: cc.Type, MinSeverity: sev, SendResolved: cc.Resolved(),
-			Pools: cc.Route.Pools, Alerts: cc.Route.Alerts, Notifier: n, cfg: cc,
+			Pools: cc.Route.Pools, Alerts: cc.Route.Alerts, Sender: s,
 		})
 	}
 	return out, errors.Join(errs...)
 }
 
-func newNotifier(cc config.ChannelConfig, timeout time.Duration) (notify.Notifier, error) {
+func newSender(cc config.ChannelConfig, timeout time.Duration) (channel.Sender, error) {
+	settings, ok := cc.Settings.(channel.Settings)
+	if !ok {
+		// No settings: the channel did not come through config.Parse with a
+		// catalogue that has its type.
+		return nil, fmt.Errorf("type %q is not supported", cc.Type)
+	}
 	// One client per channel: no shared state between channels, and a
 	// timeout even if a caller forgets the context deadline.
-	hc := &http.Client{Timeout: timeout}
-	switch cc.Type {
-	case config.ChannelEmail:
-		return newEmail(cc, timeout)
-	case config.ChannelPushover:
-		return newPushover(cc, hc), nil
-	case config.ChannelTelegram:
-		return newTelegram(cc, hc), nil
-	case config.ChannelNtfy:
-		return newNtfy(cc, hc), nil
-	case config.ChannelGotify:
-		return newGotify(cc, hc), nil
-	case config.ChannelDiscord:
-		return newDiscord(cc, hc), nil
-	case config.ChannelSlack:
-		return newSlack(cc, hc), nil
-	case config.ChannelWebhook:
-		return newWebhook(cc, hc), nil
-	}
-	return nil, fmt.Errorf("type %q is not supported", cc.Type)
+	return settings.NewSender(channel.Env{HTTP: &http.Client{Timeout: timeout}, Timeout: timeout})
 }
 
-// Send delivers m through the channel's notifier by way of notify.Notify.
+// Send delivers m through the channel's sender.
 func (c *Channel) Send(ctx context.Context, m Message) error {
-	if c.Notifier == nil {
-		return fmt.Errorf("channel %s has no notifier", c.Name)
+	if c.Sender == nil {
+		return fmt.Errorf("channel %s has no sender", c.Name)
 	}
-	err := notify.NewWithServices(c.Notifier).Send(withMessage(ctx, m), m.Summary, m.Text)
-	if err != nil {
-		// notify joins its own sentinel in; the service's error is the news.
-		return fmt.Errorf("%s %s: %w", c.Type, c.Name, unjoin(err))
+	if err := c.Sender.Send(ctx, m); err != nil {
+		return fmt.Errorf("%s %s: %w", c.Type, c.Name, err)
 	}
 	return nil
 }
 
-func unjoin(err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if e != notify.ErrSendNotification {
-				return e
-			}
-		}
-	}
-	return err
-}
+// Fix names the most likely cure for a delivery error on this channel, or
+// "" when zwatch has no better idea than the error itself.
+func (c *Channel) Fix(err error) string { return channel.Fix(c.Sender, err) }
 
 // Select returns the part of n this channel should receive, and false when
 // nothing is left: alerts below its severity, outside its route, resolved
@@ -171,28 +144,3 @@ func (c *Channel) routes(a alert.Alert) bool {
 
 // consumerName is the channel's durable JetStream consumer.
 func consumerName(channel string) string { return "notify_" + config.ChannelToken(channel) }
-
-type msgKey struct{}
-
-// withMessage carries the rendered Message to the notifier: notify's
-// interface passes only subject and body, and the services need the HTML
-// part, severity and summary as well.
-func withMessage(ctx context.Context, m Message) context.Context {
-	return context.WithValue(ctx, msgKey{}, m)
-}
-
-// messageFrom returns the Message in ctx, or builds a plain one from what
-// notify passed.
-func messageFrom(ctx context.Context, subject, text string) Message {
-	if m, ok := ctx.Value(msgKey{}).(Message); ok {
-		return m
-	}
-	summary := oneLine(subject)
-	if !strings.HasPrefix(text, summary) {
-		text = summary + "\n\n" + text
-	}
-	return Message{
-		Title: "zwatch", Summary: summary, Text: text, Severity: alert.Warning,
-		HTML: "<pre>" + html.EscapeString(text) + "</pre>", Created: time.Now(),
-	}
-}

@@ -1,4 +1,4 @@
-package notifiers
+package notifiers_test
 
 import (
 	"os"
@@ -9,9 +9,13 @@ import (
 
 	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/email"
+	"github.com/zwatch/zwatch/notifiers/telegram"
 )
 
-// These exercise config/notify.go through config.Parse, as zwatch loads it.
+// These exercise config/notify.go and the service folders' settings through
+// config.Parse, as zwatch loads them.
 
 func parseConfig(t *testing.T, y string) (*config.Loaded, error) {
 	t.Helper()
@@ -62,13 +66,15 @@ notify:
 	if n.Console || n.RetryFor.D() != 72*time.Hour || len(n.Channels) != 8 {
 		t.Fatalf("%+v", n)
 	}
-	if n.Channels[0].SMTP.Password.Value != "from-env" || n.Channels[2].Token.Value != "123:ABC" {
+	mail, _ := n.Channels[0].Settings.(email.Config)
+	tg, _ := n.Channels[2].Settings.(telegram.Config)
+	if mail.SMTP.Password.Value != "from-env" || tg.Token.Value != "123:ABC" {
 		t.Error("secrets not resolved")
 	}
 	if n.Channels[7].Resolved() || !n.Channels[0].Resolved() {
 		t.Error("send_resolved")
 	}
-	chs, err := Build(n)
+	chs, err := notifiers.Build(n)
 	if err != nil || len(chs) != 8 {
 		t.Fatalf("Build: %v (%d)", err, len(chs))
 	}
@@ -79,6 +85,37 @@ notify:
 	for _, secret := range []string{"from-env", "azGDORePK8", "123:ABC", "Bearer x", "webhooks/1/abc"} {
 		if strings.Contains(string(masked), secret) {
 			t.Errorf("Masked() shows %q", secret)
+		}
+	}
+	// Every key of every channel is printed, common and its type's own.
+	for _, key := range []string{"name: ops-mail", "min_severity: critical", "send_resolved:", "pools:", "smtp:", "host: smtp.example.net",
+		"port: 465", "tls: implicit", "username: nas1", "password: '****** (from ${ZW_SMTP_PASS})'", "ca_file:", "from: zwatch@example.net",
+		"user: '******'", "chat_ids:", "topic: nas1-x", "webhook_url: '******'", "channel: C123", "api_url:", "Authorization: '******'"} {
+		if !strings.Contains(string(masked), key) {
+			t.Errorf("Masked() lacks %q:\n%s", key, masked)
+		}
+	}
+}
+
+func TestConfigNotifyLiteralSecretWarns(t *testing.T) {
+	for _, tc := range []struct{ channel, warn string }{
+		{`{name: a, type: pushover, token: literal-token, user: "${ZW_PO_USER}"}`, "chmod 600"},
+		{`{name: a, type: pushover, token: "${ZW_PO_USER}", user: "${ZW_PO_USER}"}`, ""},
+		{`{name: a, type: webhook, url: "https://x", headers: {Authorization: "Bearer x"}}`, "chmod 600"},
+		{`{name: a, type: email, smtp: {host: h, username: u, password: pw}, from: a@b.c, to: [x@y.z]}`, "chmod 600"},
+	} {
+		t.Setenv("ZW_PO_USER", "u")
+		path := filepath.Join(t.TempDir(), "zwatch.yaml")
+		if err := os.WriteFile(path, []byte("host: nas1\nstate_dir: /tmp/zw\nnotify:\n  channels:\n    - "+tc.channel+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := config.Load(path, catalog.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(l.Warnings, "\n")
+		if tc.warn == "" && got != "" || !strings.Contains(got, tc.warn) {
+			t.Errorf("%s: warnings %q, want %q", tc.channel, got, tc.warn)
 		}
 	}
 }
@@ -98,7 +135,16 @@ func TestConfigNotifyErrors(t *testing.T) {
 		{`{name: a, type: discord, webhook_url: "ftp://secretpath/x"}`, "notify.channels[0].webhook_url"},
 		{`{name: a, type: slack}`, "set webhook_url, or token and channel"},
 		{`{name: a, type: slack, token: xoxb-1}`, "notify.channels[0].channel: empty"},
-		{`{name: a, type: webhook, url: "https://x", topic: t}`, "notify.channels[0].topic: not used by type webhook"},
+		{`{name: a, type: webhook, url: "https://x", topic: t}`, "notify.channels[0].topic: not used by type webhook (its keys: url, headers)"},
+		{`{name: a, type: discord, webhook_url: "https://d/x", smtp: {host: h}}`, "notify.channels[0].smtp: not used by type discord (its keys: webhook_url)"},
+		{`{name: a, type: webhook, url: "https://x", to: 5}`, `notify.channels[0].to = "5": must be a list`},
+		{`{name: a, type: email, smtp: {host: h, port: x}, from: a@b.c, to: [x@y.z]}`, `notify.channels[0].smtp.port = "x": must be a whole number`},
+		{`{name: a, type: email, smtp: {host: h, prot: 25}, from: a@b.c, to: [x@y.z]}`, `notify.channels[0].smtp.prot: unknown key (line 5): did you mean "port"?`},
+		{`{name: a, type: telegram, token: "1:a", chat_ids: "5"}`, `notify.channels[0].chat_ids = "5": must be a list (- item lines), not a single value`},
+		{`{name: a, type: webhook, url: "https://x", send_resolved: maybe}`, `notify.channels[0].send_resolved = "maybe": must be true or false`},
+		{`{name: a, type: webhook, url: "https://x", route: {pool: [x]}}`, `notify.channels[0].route.pool: unknown key (line 5): did you mean "pools"?`},
+		{`{name: a, type: webhook, url: "https://x", url: "https://y"}`, "notify.channels[0].url: given twice (lines 5 and 5): keep one"},
+		{`just-a-name`, `notify.channels[0] = "just-a-name": must be a mapping (key: value lines), not a single value; valid keys here: api_url, channel, chat_ids, from, headers, min_severity, name, route, send_resolved, smtp, to, token, topic, type, url, user, webhook_url`},
 		{`{name: a, type: webhook, url: "https://x", min_severity: loud}`, "notify.channels[0].min_severity"},
 		{`{name: a, type: webhook, url: "https://x", route: {alerts: ["[bad"]}}`, "notify.channels[0].route.alerts[0]"},
 		{`{name: console, type: webhook, url: "https://x"}`, "reserved"},
@@ -115,6 +161,10 @@ func TestConfigNotifyErrors(t *testing.T) {
 	_, err := parseConfig(t, "notify:\n  channels:\n    - {name: a b, type: webhook, url: \"https://x\"}\n    - {name: a_b, type: webhook, url: \"https://y\"}\n")
 	if err == nil || !strings.Contains(err.Error(), "notify.channels[1].name") {
 		t.Errorf("clashing names: %v", err)
+	}
+	_, err = parseConfig(t, "hots: nas1\nnotify:\n  channels:\n    - {name: a, type: webhook, url: \"https://x\", tokn: x}\n")
+	if err == nil || !strings.Contains(err.Error(), "hots: unknown key") || !strings.Contains(err.Error(), "notify.channels[0].tokn") {
+		t.Errorf("a channel's unknown key is not reported with the file's: %v", err)
 	}
 	_, err = parseConfig(t, "notify:\n  retry_for: 0s\n")
 	if err == nil || !strings.Contains(err.Error(), "notify.retry_for") {

@@ -5,21 +5,23 @@ import (
 	"log/slog"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 // console writes notifications to zwatch's log: always there, so a fresh
 // install shows what it would send.
 type console struct{ log *slog.Logger }
 
+var _ channel.Sender = console{}
+
 func consoleChannel(log *slog.Logger) Channel {
 	return Channel{
 		Name: TypeConsole, Type: TypeConsole, MinSeverity: alert.Info, SendResolved: true,
-		Notifier: console{log: log},
+		Sender: console{log: log},
 	}
 }
 
-func (c console) Send(ctx context.Context, subject, text string) error {
-	m := messageFrom(ctx, subject, text)
+func (c console) Send(ctx context.Context, m Message) error {
 	level := slog.LevelInfo
 	switch {
 	case m.Resolved:

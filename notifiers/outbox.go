@@ -14,6 +14,7 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/clock"
 )
 
 // Options are what the daemon adds to the notify config.
@@ -105,7 +106,7 @@ func (w *worker) run(ctx context.Context) {
 			c, err := w.consumer(ctx)
 			if err != nil {
 				w.log.Error("cannot open the channel's outbox consumer; retrying", "err", err)
-				sleep(ctx, 5*time.Second)
+				_ = clock.Sleep(ctx, 5*time.Second)
 				continue
 			}
 			cons = c
@@ -125,7 +126,7 @@ func (w *worker) run(ctx context.Context) {
 			cons = nil
 		default:
 			w.log.Warn("outbox fetch failed", "err", err)
-			sleep(ctx, time.Second)
+			_ = clock.Sleep(ctx, time.Second)
 		}
 	}
 }
@@ -270,15 +271,6 @@ func backoff(attempt uint64, initial, max time.Duration) time.Duration {
 		d *= 2
 	}
 	return min(d, max)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // recent is a bounded set of notification ids, oldest forgotten first.

@@ -1,4 +1,4 @@
-package notifiers
+package notifiers_test
 
 import (
 	"context"
@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
+	"github.com/zwatch/zwatch/notifiers/telegram"
+	"github.com/zwatch/zwatch/notifiers/webhook"
 )
 
 func fastRetry(cfg config.NotifyConfig) config.NotifyConfig {
@@ -20,55 +24,46 @@ func fastRetry(cfg config.NotifyConfig) config.NotifyConfig {
 	return cfg
 }
 
-// countIDs counts deliveries per notification id from mail Message-IDs.
-func mailIDs(t *testing.T, sink *smtpSink) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, r := range sink.all() {
-		out[parseMail(t, r.Data).Header.Get("X-Zwatch-Notification")]++
-	}
-	return out
+func hookTo(name, url string) config.ChannelConfig {
+	return config.ChannelConfig{Name: name, Type: "webhook", Settings: webhook.Config{URL: url}}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+// mailIDs counts deliveries per notification id from mail Message-IDs.
+func mailIDs(t *testing.T, sink *notifytest.SMTPSink) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	out := map[string]int{}
+	for _, r := range sink.All() {
+		out[notifytest.ParseMail(t, r.Data).Header.Get("X-Zwatch-Notification")]++
 	}
+	return out
 }
 
 // TestOutboxSMTPOutage: the mail server is down, then answers 451, then
 // accepts. Every alert arrives, exactly once.
 func TestOutboxSMTPOutage(t *testing.T) {
-	cert := newTestCert(t)
-	port := freePort(t)
-	b := openBus(t, t.TempDir())
+	cert := notifytest.NewCert(t)
+	port := notifytest.FreePort(t)
+	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	cfg := fastRetry(notifyConfig(emailChannel(t, "ops-mail", port, "starttls", "nas1", "pw", cert.caFile, "ops@example.net")))
-	stop := runNotifiers(t, b, cfg, Options{})
+	cfg := fastRetry(notifytest.NotifyConfig(notifytest.EmailChannel("ops-mail", port, "starttls", "nas1", "pw", cert.CAFile, "ops@example.net")))
+	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
 
 	const count = 5
 	for i := range count {
-		publish(t, b, firingNotification("nas1", fmt.Sprintf("outage-%d", i)))
+		notifytest.Publish(t, b, notifytest.Firing("nas1", fmt.Sprintf("outage-%d", i)))
 	}
 	time.Sleep(time.Second) // down: connection refused, several retries each
 
-	sink := startSMTP(t, sinkStartTLS, &cert, "nas1", "pw", fmt.Sprintf("127.0.0.1:%d", port))
+	sink := notifytest.StartSMTP(t, notifytest.SinkStartTLS, &cert, "nas1", "pw", fmt.Sprintf("127.0.0.1:%d", port))
 	var refusals atomic.Int32
-	sink.mu.Lock()
-	sink.reject = func() error {
+	sink.Reject(func() error {
 		if refusals.Add(1) <= 4 {
-			return errUnavailable // 451: up but refusing
+			return notifytest.ErrUnavailable // 451: up but refusing
 		}
 		return nil
-	}
-	sink.mu.Unlock()
+	})
 
-	waitFor(t, 20*time.Second, "all mails", func() bool { return len(sink.all()) >= count })
+	notifytest.WaitFor(t, 20*time.Second, "all mails", func() bool { return len(sink.All()) >= count })
 	time.Sleep(1500 * time.Millisecond) // room for a wrong duplicate to show up
 	stop()
 	ids := mailIDs(t, sink)
@@ -77,8 +72,8 @@ func TestOutboxSMTPOutage(t *testing.T) {
 			t.Errorf("outage-%d delivered %d times, want exactly 1", i, got)
 		}
 	}
-	if len(sink.all()) != count {
-		t.Errorf("%d mails for %d alerts", len(sink.all()), count)
+	if len(sink.All()) != count {
+		t.Errorf("%d mails for %d alerts", len(sink.All()), count)
 	}
 	if refusals.Load() < 4 {
 		t.Errorf("server refused only %d times; the outage was not exercised", refusals.Load())
@@ -90,29 +85,29 @@ func TestOutboxSMTPOutage(t *testing.T) {
 // dir every alert arrives at least once and at most twice.
 func TestOutboxCrashRedelivers(t *testing.T) {
 	dir := t.TempDir()
-	s := startHTTP(t, "")
+	s := notifytest.StartHTTP(t, "")
 	release := make(chan struct{})
 	var first sync.Once
-	s.answer = func(w http.ResponseWriter, h hit) {
-		s.record(h)
+	s.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		s.Record(h)
 		blocked := false
 		first.Do(func() { blocked = true })
 		if blocked {
 			<-release // accepted, but the answer comes only after the crash
 		}
 		w.WriteHeader(http.StatusOK)
-	}
-	cfg := fastRetry(notifyConfig(config.ChannelConfig{Name: "hook", Type: config.ChannelWebhook, URL: s.URL}))
+	})
+	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", s.URL)))
 	cfg.SendTimeout = config.Duration(20 * time.Second)
-	opts := Options{AckWait: 2 * time.Second}
+	opts := notifiers.Options{AckWait: 2 * time.Second}
 
-	b := openBus(t, dir)
+	b := notifytest.OpenBus(t, dir)
 	const count = 3
 	for i := range count {
-		publish(t, b, firingNotification("nas1", fmt.Sprintf("crash-%d", i)))
+		notifytest.Publish(t, b, notifytest.Firing("nas1", fmt.Sprintf("crash-%d", i)))
 	}
-	stop := runNotifiers(t, b, cfg, opts)
-	<-s.got // the first send reached the service and hangs there
+	stop := notifytest.RunNotifiers(t, b, cfg, opts)
+	<-s.Got // the first send reached the service and hangs there
 
 	// "kill -9": the connection goes away without an ack, then the server.
 	b.NC.Close()
@@ -120,17 +115,17 @@ func TestOutboxCrashRedelivers(t *testing.T) {
 	close(release)
 	stop()
 
-	b2 := openBus(t, dir)
+	b2 := notifytest.OpenBus(t, dir)
 	defer b2.Close()
-	runNotifiers(t, b2, cfg, opts)
+	notifytest.RunNotifiers(t, b2, cfg, opts)
 	per := func() map[string]int {
 		m := map[string]int{}
-		for _, h := range s.all() {
-			m[fmt.Sprint(h.json(t)["id"])]++
+		for _, h := range s.All() {
+			m[fmt.Sprint(h.JSON(t)["id"])]++
 		}
 		return m
 	}
-	waitFor(t, 30*time.Second, "all alerts after restart", func() bool {
+	notifytest.WaitFor(t, 30*time.Second, "all alerts after restart", func() bool {
 		p := per()
 		for i := range count {
 			if p[fmt.Sprintf("crash-%d", i)] == 0 {
@@ -154,40 +149,40 @@ func TestOutboxCrashRedelivers(t *testing.T) {
 // TestOutboxDeadLetter: a channel that never succeeds gives up after
 // retry_for, stores the notification, and the other channel reports it.
 func TestOutboxDeadLetter(t *testing.T) {
-	broken := startHTTP(t, "")
-	broken.answer = func(w http.ResponseWriter, h hit) {
-		broken.record(h)
+	broken := notifytest.StartHTTP(t, "")
+	broken.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		broken.Record(h)
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(`{"error":"database on fire"}`))
-	}
-	good := startHTTP(t, "")
-	cfg := fastRetry(notifyConfig(
-		config.ChannelConfig{Name: "broken", Type: config.ChannelWebhook, URL: broken.URL},
-		config.ChannelConfig{Name: "good", Type: config.ChannelWebhook, URL: good.URL},
+	})
+	good := notifytest.StartHTTP(t, "")
+	cfg := fastRetry(notifytest.NotifyConfig(
+		hookTo("broken", broken.URL),
+		hookTo("good", good.URL),
 	))
 	cfg.RetryFor = config.Duration(1500 * time.Millisecond)
-	b := openBus(t, t.TempDir())
+	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	runNotifiers(t, b, cfg, Options{})
-	publish(t, b, firingNotification("nas1", "dl-1"))
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.Publish(t, b, notifytest.Firing("nas1", "dl-1"))
 
-	var report hit
-	waitFor(t, 20*time.Second, "the dead-letter report on the good channel", func() bool {
-		for _, h := range good.all() {
-			if strings.HasPrefix(fmt.Sprint(h.json(t)["id"]), "deadletter-") {
+	var report notifytest.Hit
+	notifytest.WaitFor(t, 20*time.Second, "the dead-letter report on the good channel", func() bool {
+		for _, h := range good.All() {
+			if strings.HasPrefix(fmt.Sprint(h.JSON(t)["id"]), "deadletter-") {
 				report = h
 				return true
 			}
 		}
 		return false
 	})
-	j := report.json(t)
+	j := report.JSON(t)
 	if j["severity"] != "warning" || !strings.Contains(fmt.Sprint(j["summary"]), "could not deliver to broken") {
 		t.Errorf("report %v", j)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dls, err := DeadLetters(ctx, b.JS)
+	dls, err := notifiers.DeadLetters(ctx, b.JS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,19 +193,19 @@ func TestOutboxDeadLetter(t *testing.T) {
 	if dl.Channel != "broken" || dl.Notification.ID != "dl-1" || dl.Attempts < 2 || !strings.Contains(dl.LastError, "database on fire") {
 		t.Errorf("dead letter %+v", dl)
 	}
-	tries := len(broken.all())
+	tries := len(broken.All())
 	time.Sleep(time.Second)
-	if len(broken.all()) != tries {
-		t.Errorf("broken channel still retried after dead-lettering (%d → %d)", tries, len(broken.all()))
+	if len(broken.All()) != tries {
+		t.Errorf("broken channel still retried after dead-lettering (%d → %d)", tries, len(broken.All()))
 	}
-	for _, h := range broken.all() {
-		if strings.HasPrefix(fmt.Sprint(h.json(t)["id"]), "deadletter-") {
+	for _, h := range broken.All() {
+		if strings.HasPrefix(fmt.Sprint(h.JSON(t)["id"]), "deadletter-") {
 			t.Error("the broken channel was sent the report about itself")
 		}
 	}
 	goodIDs := 0
-	for _, h := range good.all() {
-		if h.json(t)["id"] == "dl-1" {
+	for _, h := range good.All() {
+		if h.JSON(t)["id"] == "dl-1" {
 			goodIDs++
 		}
 	}
@@ -222,46 +217,46 @@ func TestOutboxDeadLetter(t *testing.T) {
 // TestOutboxSlowChannelDoesNotBlockOthers: one channel hangs, the other
 // delivers at once.
 func TestOutboxSlowChannelDoesNotBlockOthers(t *testing.T) {
-	slow := startHTTP(t, "")
+	slow := notifytest.StartHTTP(t, "")
 	unblock := make(chan struct{})
-	slow.answer = func(w http.ResponseWriter, h hit) {
-		slow.record(h)
+	slow.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		slow.Record(h)
 		<-unblock
-	}
+	})
 	defer close(unblock)
-	fast := startHTTP(t, "")
-	cfg := notifyConfig(
-		config.ChannelConfig{Name: "slow", Type: config.ChannelWebhook, URL: slow.URL},
-		config.ChannelConfig{Name: "fast", Type: config.ChannelWebhook, URL: fast.URL},
+	fast := notifytest.StartHTTP(t, "")
+	cfg := notifytest.NotifyConfig(
+		hookTo("slow", slow.URL),
+		hookTo("fast", fast.URL),
 	)
 	cfg.SendTimeout = config.Duration(30 * time.Second)
 	cfg.Console = true
-	b := openBus(t, t.TempDir())
+	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	runNotifiers(t, b, cfg, Options{})
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
 	for i := range 3 {
-		publish(t, b, firingNotification("nas1", fmt.Sprintf("s-%d", i)))
+		notifytest.Publish(t, b, notifytest.Firing("nas1", fmt.Sprintf("s-%d", i)))
 	}
-	waitFor(t, 5*time.Second, "fast channel", func() bool { return len(fast.all()) == 3 })
-	waitFor(t, 5*time.Second, "slow channel's first request", func() bool { return len(slow.all()) >= 1 })
+	notifytest.WaitFor(t, 5*time.Second, "fast channel", func() bool { return len(fast.All()) == 3 })
+	notifytest.WaitFor(t, 5*time.Second, "slow channel's first request", func() bool { return len(slow.All()) >= 1 })
 	time.Sleep(200 * time.Millisecond)
-	if n := len(slow.all()); n != 1 {
+	if n := len(slow.All()); n != 1 {
 		t.Errorf("slow channel got %d requests while hanging on the first", n)
 	}
 }
 
 func TestNotifyTestCommand(t *testing.T) {
-	good := startHTTP(t, "")
-	tg := startHTTP(t, "")
-	tg.answer = func(w http.ResponseWriter, h hit) {
+	good := notifytest.StartHTTP(t, "")
+	tg := notifytest.StartHTTP(t, "")
+	tg.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"ok":false,"error_code":401,"description":"Unauthorized"}`))
-	}
-	cfg := notifyConfig(
-		config.ChannelConfig{Name: "hook", Type: config.ChannelWebhook, URL: good.URL},
-		config.ChannelConfig{Name: "tg", Type: config.ChannelTelegram, APIURL: tg.URL, Token: config.Secret{Value: "1:bad"}, ChatIDs: []string{"5"}},
+	})
+	cfg := notifytest.NotifyConfig(
+		hookTo("hook", good.URL),
+		config.ChannelConfig{Name: "tg", Type: "telegram", Settings: telegram.Config{APIURL: tg.URL, Token: config.Secret{Value: "1:bad"}, ChatIDs: []string{"5"}}},
 	)
-	res := Test(context.Background(), cfg, "", SampleNotification("nas1"))
+	res := notifiers.Test(context.Background(), cfg, "", notifiers.SampleNotification("nas1"))
 	if len(res) != 2 {
 		t.Fatalf("results %+v", res)
 	}
@@ -271,14 +266,14 @@ func TestNotifyTestCommand(t *testing.T) {
 	if res[1].Delivered || !strings.Contains(res[1].Err.Error(), "401") || !strings.Contains(res[1].Fix, "BotFather") {
 		t.Errorf("tg %+v", res[1])
 	}
-	if j := good.all()[0].json(t); j["test"] != true {
+	if j := good.All()[0].JSON(t); j["test"] != true {
 		t.Errorf("test flag missing: %v", j)
 	}
-	res = Test(context.Background(), cfg, "hook", SampleNotification("nas1"))
+	res = notifiers.Test(context.Background(), cfg, "hook", notifiers.SampleNotification("nas1"))
 	if len(res) != 1 || !res[0].Delivered {
 		t.Errorf("named %+v", res)
 	}
-	res = Test(context.Background(), cfg, "nope", SampleNotification("nas1"))
+	res = notifiers.Test(context.Background(), cfg, "nope", notifiers.SampleNotification("nas1"))
 	if len(res) != 1 || res[0].Err == nil || !strings.Contains(res[0].Fix, "hook, tg") {
 		t.Errorf("unknown %+v", res)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 // GuideFunc returns the guided replacement text for an alert, or "" when it
@@ -16,29 +17,9 @@ import (
 // not depend on it.
 type GuideFunc func(alert.Alert) string
 
-// Message is one notification rendered for people. Every channel derives
-// its payload from it, cutting to the service's limits.
-type Message struct {
-	// Title is a short heading for services with a title field (Pushover,
-	// ntfy, Gotify): "zwatch nas1: CRITICAL".
-	Title string
-	// Summary is the lock-screen line and the email subject, e.g.
-	// "[CRITICAL] vault DEGRADED — disk WD-… FAULTED, raidz2-0 can lose 1 more disk".
-	Summary string
-	// Text is the plain-text body; its first line is Summary.
-	Text string
-	// HTML is the same content for email.
-	HTML string
-
-	ID       string
-	Host     string
-	Severity alert.Severity
-	Resolved bool
-	Test     bool
-	Created  time.Time
-	// Notification is what was rendered, for receivers that want it whole.
-	Notification alert.Notification
-}
+// Message is one notification rendered for people; every channel's sender
+// takes it.
+type Message = channel.Message
 
 // Render renders a notification without a replacement guide.
 func Render(n alert.Notification) Message { return RenderGuided(n, nil) }
@@ -140,9 +121,7 @@ func alertSummary(a alert.Alert) string {
 	return s
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
+func oneLine(s string) string { return channel.OneLine(s) }
 
 type alertItem struct {
 	Severity, Summary, Description, Since, Ended, Guide string

@@ -1,4 +1,4 @@
-package notifiers
+package notifiers_test
 
 import (
 	"context"
@@ -11,12 +11,19 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/discord"
+	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
+	"github.com/zwatch/zwatch/notifiers/ntfy"
+	"github.com/zwatch/zwatch/notifiers/pushover"
+	"github.com/zwatch/zwatch/notifiers/slack"
+	"github.com/zwatch/zwatch/notifiers/telegram"
 )
 
 func TestRenderSummaryAndResolved(t *testing.T) {
-	n := firingNotification("nas1", "r-1")
-	m := Render(n)
-	if m.Summary != wantSummary {
+	n := notifytest.Firing("nas1", "r-1")
+	m := notifiers.Render(n)
+	if m.Summary != notifytest.WantSummary {
 		t.Errorf("summary %q", m.Summary)
 	}
 	if m.Resolved || m.Severity != alert.Critical {
@@ -30,8 +37,8 @@ func TestRenderSummaryAndResolved(t *testing.T) {
 	warn := alert.Alert{Name: "ZpoolCapacity", Severity: alert.Warning, State: alert.Firing,
 		Summary: "tank 91% full", Labels: map[string]string{"pool": "tank"}}
 	n.Alerts = append([]alert.Alert{warn}, n.Alerts...)
-	m = Render(n)
-	if m.Summary != wantSummary+" (+1 more)" {
+	m = notifiers.Render(n)
+	if m.Summary != notifytest.WantSummary+" (+1 more)" {
 		t.Errorf("grouped summary %q", m.Summary)
 	}
 	if !strings.Contains(m.Text, "● WARNING  tank 91% full") {
@@ -39,10 +46,10 @@ func TestRenderSummaryAndResolved(t *testing.T) {
 	}
 
 	// Resolved notice.
-	r := firingNotification("nas1", "r-2")
+	r := notifytest.Firing("nas1", "r-2")
 	end := r.Alerts[0].StartsAt.Add(2*time.Hour + 13*time.Minute)
 	r.Alerts[0].State, r.Alerts[0].EndsAt, r.Status = alert.Resolved, &end, alert.Resolved
-	m = RenderGuided(r, testGuide)
+	m = notifiers.RenderGuided(r, notifytest.Guide)
 	if !m.Resolved || m.Summary != "[RESOLVED] vault DEGRADED — disk WD-WX32D7088AF1 FAULTED, raidz2-0 can lose 1 more disk" {
 		t.Errorf("resolved summary %q", m.Summary)
 	}
@@ -54,66 +61,50 @@ func TestRenderSummaryAndResolved(t *testing.T) {
 	}
 
 	// A test send says so on the lock screen.
-	if s := Render(SampleNotification("nas1")).Summary; !strings.HasPrefix(s, "[TEST] [CRITICAL] vault DEGRADED") {
+	if s := notifiers.Render(notifiers.SampleNotification("nas1")).Summary; !strings.HasPrefix(s, "[TEST] [CRITICAL] vault DEGRADED") {
 		t.Errorf("test summary %q", s)
 	}
 }
 
 func TestRenderSurvivesPanickingGuide(t *testing.T) {
-	m := RenderGuided(firingNotification("nas1", "x"), func(alert.Alert) string { panic("boom") })
-	if m.Summary != wantSummary {
+	m := notifiers.RenderGuided(notifytest.Firing("nas1", "x"), func(alert.Alert) string { panic("boom") })
+	if m.Summary != notifytest.WantSummary {
 		t.Errorf("summary %q", m.Summary)
 	}
 }
 
 func TestRenderHTMLEscapes(t *testing.T) {
-	n := firingNotification("nas1", "x")
+	n := notifytest.Firing("nas1", "x")
 	n.Alerts[0].Description = `<script>alert(1)</script>`
-	if m := Render(n); strings.Contains(m.HTML, "<script>") {
+	if m := notifiers.Render(n); strings.Contains(m.HTML, "<script>") {
 		t.Errorf("HTML not escaped: %s", m.HTML)
-	}
-}
-
-func TestCutters(t *testing.T) {
-	s := strings.Repeat("é🙂", 10) // é: 1 rune/2 bytes/1 unit, 🙂: 1 rune/4 bytes/2 units
-	if got := cutRunes(s, 5); utf8.RuneCountInString(got) != 5 || !strings.HasSuffix(got, "…") {
-		t.Errorf("cutRunes %q", got)
-	}
-	if got := cutBytes(s, 11); len(got) > 11 || !utf8.ValidString(got) {
-		t.Errorf("cutBytes %q (%d bytes)", got, len(got))
-	}
-	if got := cutUTF16(s, 7); len(utf16.Encode([]rune(got))) > 7 || !utf8.ValidString(got) {
-		t.Errorf("cutUTF16 %q", got)
-	}
-	if cutRunes("short", 10) != "short" {
-		t.Error("short string changed")
 	}
 }
 
 // TestLengthLimits sends a notification far over every limit to each
 // service and checks what arrives fits, with the summary line intact.
 func TestLengthLimits(t *testing.T) {
-	n := firingNotification("nas1", "big")
+	n := notifytest.Firing("nas1", "big")
 	n.Alerts[0].Description = strings.Repeat("Disk WD-WX32D7088AF1 logged another error 🙂. ", 1500) // ~70 kB
 	long := strings.Repeat("x", 400)
 	n.Alerts[0].Summary = "vault DEGRADED " + long
 
-	s := startHTTP(t, `{"ok":true,"status":1}`)
+	s := notifytest.StartHTTP(t, `{"ok":true,"status":1}`)
 	chans := []config.ChannelConfig{
-		{Name: "po", Type: config.ChannelPushover, APIURL: s.URL + "/pushover", Token: config.Secret{Value: "t"}, User: config.Secret{Value: "u"}},
-		{Name: "tg", Type: config.ChannelTelegram, APIURL: s.URL + "/tg", Token: config.Secret{Value: "1:a"}, ChatIDs: []string{"1"}},
-		{Name: "dc", Type: config.ChannelDiscord, WebhookURL: config.Secret{Value: s.URL + "/discord"}},
-		{Name: "sl", Type: config.ChannelSlack, WebhookURL: config.Secret{Value: s.URL + "/slack"}},
-		{Name: "nt", Type: config.ChannelNtfy, URL: s.URL + "/ntfy", Topic: "t"},
+		{Name: "po", Type: "pushover", Settings: pushover.Config{APIURL: s.URL + "/pushover", Token: config.Secret{Value: "t"}, User: config.Secret{Value: "u"}}},
+		{Name: "tg", Type: "telegram", Settings: telegram.Config{APIURL: s.URL + "/tg", Token: config.Secret{Value: "1:a"}, ChatIDs: []string{"1"}}},
+		{Name: "dc", Type: "discord", Settings: discord.Config{WebhookURL: config.Secret{Value: s.URL + "/discord"}}},
+		{Name: "sl", Type: "slack", Settings: slack.Config{WebhookURL: config.Secret{Value: s.URL + "/slack"}}},
+		{Name: "nt", Type: "ntfy", Settings: ntfy.Config{URL: s.URL + "/ntfy", Topic: "t"}},
 	}
-	m := Render(n)
+	m := notifiers.Render(n)
 	for _, cc := range chans {
-		ch := buildOne(t, cc)
+		ch := notifytest.BuildOne(t, cc)
 		if err := ch.Send(context.Background(), m); err != nil {
 			t.Fatalf("%s: %v", cc.Name, err)
 		}
 	}
-	for _, h := range s.all() {
+	for _, h := range s.All() {
 		var text string
 		switch {
 		case strings.HasPrefix(h.Path, "/pushover"):
@@ -126,22 +117,22 @@ func TestLengthLimits(t *testing.T) {
 				t.Errorf("pushover title %d chars > 250", c)
 			}
 		case strings.HasPrefix(h.Path, "/tg"):
-			text, _ = h.json(t)["text"].(string)
+			text, _ = h.JSON(t)["text"].(string)
 			if c := len(utf16.Encode([]rune(text))); c > 4096 {
 				t.Errorf("telegram text %d UTF-16 units > 4096", c)
 			}
 		case strings.HasPrefix(h.Path, "/discord"):
-			text, _ = h.json(t)["content"].(string)
+			text, _ = h.JSON(t)["content"].(string)
 			if c := utf8.RuneCountInString(text); c > 2000 {
 				t.Errorf("discord content %d chars > 2000", c)
 			}
 		case strings.HasPrefix(h.Path, "/slack"):
-			text, _ = h.json(t)["text"].(string)
+			text, _ = h.JSON(t)["text"].(string)
 			if c := utf8.RuneCountInString(text); c > 40000 {
 				t.Errorf("slack text %d chars > 40000", c)
 			}
 		case strings.HasPrefix(h.Path, "/ntfy"):
-			text, _ = h.json(t)["message"].(string)
+			text, _ = h.JSON(t)["message"].(string)
 			if len(text) > 4096 {
 				t.Errorf("ntfy message %d bytes > 4096", len(text))
 			}
@@ -156,14 +147,14 @@ func TestLengthLimits(t *testing.T) {
 			t.Errorf("%s: cut mid-character", h.Path)
 		}
 	}
-	if len(s.all()) != len(chans) {
-		t.Errorf("%d requests for %d channels", len(s.all()), len(chans))
+	if len(s.All()) != len(chans) {
+		t.Errorf("%d requests for %d channels", len(s.All()), len(chans))
 	}
 }
 
 func TestSelect(t *testing.T) {
-	base := Channel{Name: "ops", MinSeverity: alert.Warning, SendResolved: true}
-	crit := firingNotification("nas1", "s")
+	base := notifiers.Channel{Name: "ops", MinSeverity: alert.Warning, SendResolved: true}
+	crit := notifytest.Firing("nas1", "s")
 	info := crit
 	info.Alerts = []alert.Alert{{Name: "ScrubFinished", Severity: alert.Info, State: alert.Firing, Labels: map[string]string{"pool": "vault"}}}
 
@@ -199,7 +190,7 @@ func TestSelect(t *testing.T) {
 	if _, ok := c.Select(res); ok {
 		t.Error("resolved passed send_resolved: false")
 	}
-	dl := alert.Notification{ID: "d", Alerts: []alert.Alert{{Name: DeadLetterAlert, Severity: alert.Warning, State: alert.Firing, Labels: map[string]string{"channel": "ops"}}}}
+	dl := alert.Notification{ID: "d", Alerts: []alert.Alert{{Name: notifiers.DeadLetterAlert, Severity: alert.Warning, State: alert.Firing, Labels: map[string]string{"channel": "ops"}}}}
 	if _, ok := base.Select(dl); ok {
 		t.Error("a channel received the report of its own dead letter")
 	}
@@ -207,20 +198,5 @@ func TestSelect(t *testing.T) {
 	other.Name = "phone"
 	if _, ok := other.Select(dl); !ok {
 		t.Error("other channel did not receive the dead-letter report")
-	}
-}
-
-func TestFixHints(t *testing.T) {
-	ch := buildOne(t, emailChannel(t, "m", 25, "starttls", "", "", ""))
-	refused := &urlishErr{syscallRefused()}
-	if fix := ch.Fix(refused); !strings.Contains(fix, "port 25") || !strings.Contains(fix, "587") {
-		t.Errorf("port 25 fix %q", fix)
-	}
-	if fix := ch.Fix(dnsErr("smtp.exmaple.com")); !strings.Contains(fix, "does not resolve") || !strings.Contains(fix, "smtp.host") {
-		t.Errorf("dns fix %q", fix)
-	}
-	tg := Channel{Type: config.ChannelTelegram}
-	if fix := tg.Fix(&ServiceError{Service: "telegram", Status: 401, Detail: "Unauthorized"}); !strings.Contains(fix, "BotFather") {
-		t.Errorf("telegram 401 fix %q", fix)
 	}
 }

@@ -6,7 +6,45 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 )
+
+// The cross-source rules read the alerts of the other scopes: status and
+// SMART facts are joined by disk serial (join.go). Neither reads the
+// other's conditions, so their order in the catalogue changes nothing.
+
+func diskIncidentRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus, facts.KindSmart},
+		Eval:  correlateEval(ruleDiskIncident),
+		Alerts: []AlertInfo{{
+			Name:      nameDiskIncident,
+			Severity:  "worst of its parts",
+			Condition: `ZFS and SMART alerts about the same disk, one incident: "WD-WX32D7088AF1 in vault/raidz2-0: 3 checksum errors and 8 pending sectors"`,
+			// The incident carries its parts: every other alert about that
+			// disk. ResilverAtRisk is not a part: it is about the whole
+			// vdev, which may be lost with the disk.
+			Inhibits: []InhibitRule{{
+				Target:   Matcher{NotNames: []string{nameDiskIncident, nameResilverAtRisk}},
+				SameDisk: true,
+			}},
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
+
+func resilverAtRiskRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus, facts.KindSmart},
+		Eval:  correlateEval(ruleResilverAtRisk),
+		Alerts: []AlertInfo{{
+			Name:        nameResilverAtRisk,
+			Severity:    "critical",
+			Condition:   "a disk of a resilvering top-level vdev has a warning or critical SMART alert",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
 
 // zfsDiskRules are the ZFS alerts about one device.
 func zfsDiskRule(name string) bool {

@@ -52,15 +52,26 @@ type Engine struct {
 	seed    maphash.Seed
 	// handlers take in each kind of fact (facts.go).
 	handlers map[string]factHandler
+	// rules is the catalogue the engine runs, split by scope.
+	rules ruleSet
+	ctx   evalCtx // see newCtx
 }
 
-// NewEngine returns an engine with no state. cfg should be validated (as
-// config.Load does); zero thresholds switch the rules that use them off.
+// NewEngine returns an engine with no state that runs Catalogue(). cfg
+// should be validated (as config.Load does); zero thresholds switch the
+// rules that use them off.
 func NewEngine(cfg config.RulesConfig, log *slog.Logger) *Engine {
+	return NewEngineWith(cfg, Catalogue(), log)
+}
+
+// NewEngineWith is NewEngine running the rules of catalogue instead, such
+// as Catalogue() plus a rule being tried out.
+func NewEngineWith(cfg config.RulesConfig, catalogue []Rule, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed(), handlers: factHandlers()}
+	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed(),
+		handlers: factHandlers(), rules: newRuleSet(catalogue)}
 	for _, n := range cfg.Disabled {
 		e.disabled[n] = true
 	}
@@ -202,8 +213,14 @@ type evalCtx struct {
 	out []cond
 }
 
+// newCtx starts an evaluation. Evaluations run one at a time and nothing
+// keeps a context past its apply, so the engine reuses one, conditions
+// slice included: rules are called through the catalogue, and a fresh
+// context would escape to the heap at every evaluation.
 func (e *Engine) newCtx(h *hostState, now time.Time) *evalCtx {
-	return &evalCtx{e: e, h: h, now: now, cfg: &e.cfg}
+	clear(e.ctx.out)
+	e.ctx = evalCtx{e: e, h: h, now: now, cfg: &e.cfg, out: e.ctx.out[:0]}
+	return &e.ctx
 }
 
 // emit records a condition unless its rule is disabled.
@@ -241,14 +258,9 @@ func (e *Engine) evalStatus(h *hostState, now time.Time) {
 			continue
 		}
 		e.indexLeaves(h, p)
-		rulePoolState(c, p)
-		rulePoolStatusMessage(c, p)
-		ruleVdevState(c, p)
-		ruleRedundancy(c, p)
-		ruleVdevErrors(c, p)
-		rulePoolDataErrors(c, p)
-		ruleScrub(c, p)
-		ruleResilver(c, p)
+		for _, rule := range e.rules.pool {
+			rule(c, p)
+		}
 	}
 	e.apply(h, scopeStatus, c.out, now)
 	e.noteResilverEnds(h)
@@ -260,11 +272,14 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 		p := &h.capacity.pools[i]
 		p.CapacityPct = usableFullness(p, h.capacity.datasets)
 		recordCapacity(c, p)
-		rulePoolCapacity(c, p)
-		ruleFullForecast(c, p)
+		for _, rule := range e.rules.poolCapacity {
+			rule(c, p)
+		}
 	}
 	for i := range h.capacity.datasets {
-		ruleDatasetQuota(c, &h.capacity.datasets[i])
+		for _, rule := range e.rules.dataset {
+			rule(c, &h.capacity.datasets[i])
+		}
 	}
 	// Forget the history of pools that are gone (exported, destroyed).
 	for name := range h.Capacity {
@@ -291,13 +306,9 @@ func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {
 	h.smart[key] = r
 	e.indexDisk(h, r, now)
 	c := e.newCtx(h, now)
-	ruleSmartHealth(c, r)
-	ruleSmartAttributes(c, r)
-	ruleSmartCRC(c, r)
-	ruleSmartTemperature(c, r)
-	ruleSmartSelfTest(c, r)
-	ruleSCSIDefects(c, r)
-	ruleNVMe(c, r)
+	for _, rule := range e.rules.disk {
+		rule(c, r)
+	}
 	for i := range c.out {
 		c.out[i].serial = r.Serial
 		if c.out[i].pool == "" {
@@ -313,38 +324,34 @@ func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) {
 		h.ARCThrottleAt = &t
 		h.dirty = true
 	}
-	c := e.newCtx(h, now)
-	ruleARCThrottle(c)
-	ruleARCHitRatio(c, a)
-	e.apply(h, scopeARC, c.out, now)
+	e.runARC(h, a, now)
 }
 
-// evalARCHold lets a throttling alert end when its hold runs out, without
-// dropping the hit-ratio condition of the last reading.
-func (e *Engine) evalARCHold(h *hostState, now time.Time) {
+// evalARCHold re-runs the ARC rules between readings (a is nil for them),
+// so a throttling alert ends when its hold runs out.
+func (e *Engine) evalARCHold(h *hostState, now time.Time) { e.runARC(h, nil, now) }
+
+func (e *Engine) runARC(h *hostState, a *zfs.ARC, now time.Time) {
 	c := e.newCtx(h, now)
-	ruleARCThrottle(c)
-	for _, t := range h.Alerts {
-		if t.Scope == scopeARC && t.A.Name == nameARCHitRatio && t.A.State != alert.Resolved {
-			c.out = append(c.out, cond{name: t.A.Name, severity: t.A.Severity, labels: t.A.Labels, summary: t.A.Summary, desc: t.A.Description, evidence: t.A.Evidence})
-		}
+	for _, rule := range e.rules.arc {
+		rule(c, a)
 	}
 	e.apply(h, scopeARC, c.out, now)
 }
 
 func (e *Engine) evalWatcher(h *hostState, now time.Time) {
 	c := e.newCtx(h, now)
-	ruleCollectorStale(c)
-	ruleHostSilent(c)
-	ruleCommandHangs(c)
-	ruleBlindSpot(c)
+	for _, rule := range e.rules.watcher {
+		rule(c)
+	}
 	e.apply(h, scopeWatcher, c.out, now)
 }
 
 func (e *Engine) evalCorrelate(h *hostState, now time.Time) {
 	c := e.newCtx(h, now)
-	ruleDiskIncident(c)
-	ruleResilverAtRisk(c)
+	for _, rule := range e.rules.correlate {
+		rule(c)
+	}
 	e.apply(h, scopeCorrelate, c.out, now)
 }
 

@@ -103,49 +103,6 @@ func (e *Engine) promote(h *hostState, now time.Time) {
 	}
 }
 
-// inhibitors are alerts that carry others: a pool that is FAULTED, UNAVAIL
-// or SUSPENDED carries its disks; a disk incident carries its parts.
-func inhibitedByPool(name string) bool {
-	switch name {
-	case nameVdevState, nameRedundancy, nameVdevErrors, nameVdevErrorRate,
-		nameDiskIncident, namePoolStatusMessage, nameResilverAtRisk:
-		return true
-	}
-	return false
-}
-
-func (e *Engine) inhibit(h *hostState) {
-	deadPools := map[string]bool{}
-	incidents := map[string]bool{}
-	for _, t := range h.Alerts {
-		if t.A.State != alert.Firing {
-			continue
-		}
-		switch t.A.Name {
-		case namePoolState:
-			switch t.A.Labels["state"] {
-			case "FAULTED", "UNAVAIL", "SUSPENDED":
-				deadPools[t.A.Labels["pool"]] = true
-			}
-		case nameDiskIncident:
-			incidents[t.Serial] = true
-		}
-	}
-	for _, t := range h.Alerts {
-		inh := false
-		if inhibitedByPool(t.A.Name) && deadPools[t.A.Labels["pool"]] {
-			inh = true
-		}
-		if t.A.Name != nameDiskIncident && t.Serial != "" && incidents[t.Serial] && t.A.Name != nameResilverAtRisk {
-			inh = true
-		}
-		if inh != t.Inhibited {
-			t.Inhibited = inh
-			h.dirty = true
-		}
-	}
-}
-
 // due reports whether t has something the person has not been told.
 func (e *Engine) due(t *tracked, now time.Time) (due, repeat bool) {
 	if t.Inhibited {
@@ -345,7 +302,7 @@ func (e *Engine) forOf(name string) time.Duration {
 	if d, ok := e.cfg.For[name]; ok {
 		return d.D()
 	}
-	return defaultFor(name)
+	return e.rules.defaultFor[name]
 }
 
 func (e *Engine) repeatOf(s alert.Severity) time.Duration {

@@ -73,9 +73,24 @@ func TestForAndRepeat(t *testing.T) {
 	t.Logf("notifications at %v", sent)
 }
 
+// Names, config's list and the catalogue agree, in the order people know.
 func TestNamesMatchConfig(t *testing.T) {
-	if !slices.Equal(allRules(), Names()) {
-		t.Errorf("rules %v\nnames %v", allRules(), Names())
+	want := []string{
+		namePoolState, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
+		nameScrubNever, nameScrubOverdue, nameScrubErrors, nameScrubPaused,
+		nameResilver, nameResilverAtRisk,
+		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
+		nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
+		nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
+		nameDiskIncident,
+		nameARCThrottle, nameARCHitRatio,
+		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,
+	}
+	cat := config.Catalog{Rules: ConfigRules(Catalogue())}
+	if !slices.Equal(want, Names()) || !slices.Equal(want, cat.RuleNames()) {
+		t.Errorf("want %v\nnames %v\nconfig %v", want, Names(), cat.RuleNames())
 	}
 }
 

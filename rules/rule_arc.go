@@ -2,18 +2,49 @@ package rules
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/units"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
 
+func arcThrottleRule() Rule {
+	return Rule{
+		Reads:        []string{facts.KindARC},
+		Eval:         arcEval(ruleARCThrottle),
+		MachineLocal: true,
+		Alerts: []AlertInfo{{
+			Name:       nameARCThrottle,
+			Thresholds: []Threshold{{"arc.throttle", "true"}, {"arc.throttle_hold", "1h"}},
+			Severity:   "warning",
+			Condition:  "memory_throttle_count rose; holds `arc.throttle_hold` ({arc.throttle_hold})",
+		}},
+	}
+}
+
+func arcHitRatioRule() Rule {
+	return Rule{
+		Reads:        []string{facts.KindARC},
+		Eval:         arcEval(ruleARCHitRatio),
+		MachineLocal: true,
+		Alerts: []AlertInfo{{
+			Name:       nameARCHitRatio,
+			For:        30 * time.Minute,
+			Thresholds: []Threshold{{"arc.min_hit_ratio", "0"}},
+			Severity:   "warning",
+			Condition:  "hit ratio below `arc.min_hit_ratio` (0 = off); `for` {for}",
+		}},
+	}
+}
+
 // nameARCThrottle: memory_throttle_count rose — the ARC could not free
 // memory fast enough and ZFS throttled writes. The alert holds for
 // rules.arc.throttle_hold after the last throttle (readings come every
 // minute; a flapping alert would help nobody).
-func ruleARCThrottle(c *evalCtx) {
+func ruleARCThrottle(c *evalCtx, _ *zfs.ARC) {
 	at := c.h.ARCThrottleAt
 	if !c.cfg.ARC.Throttle || at == nil || c.now.Sub(*at) >= c.cfg.ARC.ThrottleHold.D() {
 		return
@@ -26,8 +57,17 @@ func ruleARCThrottle(c *evalCtx) {
 }
 
 // nameARCHitRatio: optional (rules.arc.min_hit_ratio). A low hit ratio is a
-// performance finding, not a data risk: warning, after a long `for`.
+// performance finding, not a data risk: warning, after a long `for`. Between
+// readings (a nil a) the last reading's condition stands.
 func ruleARCHitRatio(c *evalCtx, a *zfs.ARC) {
+	if a == nil {
+		for _, t := range c.h.Alerts {
+			if t.Scope == scopeARC && t.A.Name == nameARCHitRatio && t.A.State != alert.Resolved {
+				c.out = append(c.out, cond{name: t.A.Name, severity: t.A.Severity, labels: t.A.Labels, summary: t.A.Summary, desc: t.A.Description, evidence: t.A.Evidence})
+			}
+		}
+		return
+	}
 	min := c.cfg.ARC.MinHitRatio
 	if min <= 0 || a.HitRatio == nil || *a.HitRatio >= min {
 		return

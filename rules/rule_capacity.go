@@ -2,12 +2,44 @@ package rules
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/units"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func poolCapacityRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolCapacity},
+		Eval:  poolCapacityEval(rulePoolCapacity),
+		Alerts: []AlertInfo{{
+			Name: namePoolCapacity,
+			For:  5 * time.Minute,
+			Thresholds: []Threshold{
+				{"capacity.warning", "80"}, {"capacity.critical", "90"}, {"capacity.hysteresis", "3"},
+			},
+			Severity:  "warning ≥ `capacity.warning` ({capacity.warning}), critical ≥ `capacity.critical` ({capacity.critical})",
+			Condition: "a level holds until `capacity.hysteresis` ({capacity.hysteresis}) points below it; `for` {for}",
+		}},
+	}
+}
+
+func datasetQuotaRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolCapacity},
+		Eval:  datasetEval(ruleDatasetQuota),
+		Alerts: []AlertInfo{{
+			Name:       nameDatasetQuota,
+			For:        5 * time.Minute,
+			Thresholds: []Threshold{{"capacity.quota_warning", "90"}, {"capacity.quota_critical", "98"}},
+			Severity:   "warning ≥ `quota_warning` ({capacity.quota_warning} %), critical ≥ `quota_critical` ({capacity.quota_critical} %)",
+			Condition:  "1 − avail/limit of quota or refquota; `for` {for}",
+		}},
+	}
+}
 
 // namePoolCapacity: pools slow down and fragment past 80 % and can wedge
 // near 100 % (even deletes need space). Levels come from

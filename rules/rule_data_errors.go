@@ -5,8 +5,21 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func poolDataErrorsRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(rulePoolDataErrors),
+		Alerts: []AlertInfo{{
+			Name:      namePoolDataErrors,
+			Severity:  "critical",
+			Condition: fmt.Sprintf("permanent errors, with the affected files (first %d)", maxFiles),
+		}},
+	}
+}
 
 // maxFiles bounds the files an alert lists: a person needs the first ones
 // and the count, and an alert must stay small enough for any channel.

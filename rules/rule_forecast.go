@@ -6,8 +6,27 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func fullForecastRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolCapacity},
+		Eval:  poolCapacityEval(ruleFullForecast),
+		Alerts: []AlertInfo{{
+			Name: namePoolFullForecast,
+			For:  time.Hour,
+			Thresholds: []Threshold{
+				{"capacity.forecast_warning", "14d"}, {"capacity.forecast_critical", "3d"},
+				{"capacity.forecast_window", "7d"}, {"capacity.forecast_min_span", "24h"},
+			},
+			Severity: "warning within `forecast_warning` ({capacity.forecast_warning}), critical within `forecast_critical` ({capacity.forecast_critical})",
+			Condition: "least-squares line over `forecast_window` ({capacity.forecast_window}), needs `forecast_min_span` ({capacity.forecast_min_span}) and " +
+				fmt.Sprint(forecastMinSamples) + " samples; `for` {for}",
+		}},
+	}
+}
 
 // recordCapacity keeps a bounded capacity history per pool: at most one
 // sample per window/64, none older than the window, at most maxCapSamples.
@@ -64,6 +83,9 @@ func fit(hist []capSample, now int64, cur float64) (slope float64, span time.Dur
 	return slope, span, n
 }
 
+// forecastMinSamples: a line through fewer points predicts nothing.
+const forecastMinSamples = 4
+
 // nameFullForecast: "pool tank full in 9 days", from a linear regression of
 // capacity over rules.capacity.forecast_window. It needs
 // rules.capacity.forecast_min_span of history and at least four samples, so
@@ -74,7 +96,7 @@ func ruleFullForecast(c *evalCtx, p *zfs.PoolList) {
 		return
 	}
 	slope, span, n := fit(c.h.Capacity[p.Name], c.now.Unix(), p.CapacityPct)
-	if n < 4 || span < cfg.ForecastMinSpan.D() || slope <= 0 || p.CapacityPct >= 100 {
+	if n < forecastMinSamples || span < cfg.ForecastMinSpan.D() || slope <= 0 || p.CapacityPct >= 100 {
 		return
 	}
 	left := time.Duration(math.Min((100-p.CapacityPct)/slope, float64(math.MaxInt64/2/int64(time.Second)))) * time.Second

@@ -5,8 +5,36 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func nvmeRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleNVMe),
+		Alerts: []AlertInfo{{
+			Name:      nameNVMeCriticalWarning,
+			Severity:  "critical",
+			Condition: "critical_warning bits, decoded (spare, temperature, reliability, read-only, backup, PMR)",
+		}, {
+			Name:       nameNVMeMediaErrors,
+			Thresholds: []Threshold{{"smart.nvme_media_errors.warning", "1"}, {"smart.nvme_media_errors.critical", "10"}},
+			Severity:   "per `smart.nvme_media_errors` ({smart.nvme_media_errors.warning}/{smart.nvme_media_errors.critical})",
+			Condition:  "media/data integrity errors; each rise sent again",
+		}, {
+			Name:       nameNVMeSpare,
+			Thresholds: []Threshold{{"smart.nvme_spare_warning", "20"}},
+			Severity:   "critical ≤ the drive's threshold, warning ≤ `nvme_spare_warning` ({smart.nvme_spare_warning} %)",
+			Condition:  "available spare",
+		}, {
+			Name:       nameNVMeWearout,
+			Thresholds: []Threshold{{"smart.nvme_used_warning", "90"}},
+			Severity:   "warning",
+			Condition:  "percentage_used ≥ `nvme_used_warning` ({smart.nvme_used_warning})",
+		}},
+	}
+}
 
 // nvmeWarningBits decodes the NVMe critical_warning byte (NVMe base spec,
 // SMART / Health Information log, byte 0).

@@ -5,8 +5,46 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func poolStateRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(rulePoolState),
+		Alerts: []AlertInfo{{
+			Name:      namePoolState,
+			Severity:  "warning (DEGRADED) / critical",
+			Condition: "pool not ONLINE",
+		}},
+	}
+}
+
+// poolDown: the PoolState alert of a FAULTED, UNAVAIL or SUSPENDED pool
+// carries the alerts about its parts (its summary lists the devices that
+// took it down), so they do not page one by one. The rules about parts of a
+// pool name it in InhibitedBy.
+func poolDown() InhibitRule {
+	return InhibitRule{
+		Source: Matcher{Names: []string{namePoolState},
+			Labels: []LabelMatch{{Name: "state", Values: []string{zfs.StateFaulted, zfs.StateUnavail, zfs.StateSuspended}}}},
+		Equal: []string{"pool"},
+	}
+}
+
+func poolStatusMessageRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(rulePoolStatusMessage),
+		Alerts: []AlertInfo{{
+			Name:        namePoolStatusMessage,
+			Severity:    "warning / info (features, upgrade)",
+			Condition:   "ONLINE but zpool prints a status or msgid (e.g. ZFS-8000-9P)",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
 
 // namePoolState: a pool that is not ONLINE. DEGRADED still serves every
 // block (warning; the redundancy rule says how close to the edge it is);

@@ -5,8 +5,23 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func redundancyRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleRedundancy),
+		Alerts: []AlertInfo{{
+			Name:        nameRedundancy,
+			Thresholds:  []Threshold{{"redundancy.critical_margin", "0"}},
+			Severity:    "critical ≤ `critical_margin` ({redundancy.critical_margin}), else warning",
+			Condition:   `top-level vdev lost some redundancy: "can lose 1 more disk", "has no redundancy left", "has failed"`,
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
 
 // margin returns how many more device failures top-level vdev v survives
 // (negative: it has failed) and how many it was built to survive.

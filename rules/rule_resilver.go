@@ -4,8 +4,21 @@ import (
 	"fmt"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func resilverRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleResilver),
+		Alerts: []AlertInfo{{
+			Name:      nameResilver,
+			Severity:  "info",
+			Condition: "resilver running; its resolved notice says it finished",
+		}},
+	}
+}
 
 // nameResilver: a resilver in progress is information — the person who
 // replaced a disk wants to know it started, and its resolved notice says it

@@ -4,11 +4,39 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/units"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func scrubRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleScrub),
+		Alerts: []AlertInfo{{
+			Name:      nameScrubNever,
+			For:       24 * time.Hour,
+			Severity:  "warning",
+			Condition: "no scrub on record; `for` {for}",
+		}, {
+			Name:       nameScrubOverdue,
+			Thresholds: []Threshold{{"scrub.max_age", "35d"}},
+			Severity:   "warning",
+			Condition:  "last scrub ended more than `scrub.max_age` ({scrub.max_age}) ago (remembered across resilvers)",
+		}, {
+			Name:      nameScrubErrors,
+			Severity:  "critical (unrepaired errors) / warning (repaired bytes)",
+			Condition: "last scrub's result; a new scrub with errors is sent again",
+		}, {
+			Name:       nameScrubPaused,
+			Thresholds: []Threshold{{"scrub.paused_max", "8h"}},
+			Severity:   "warning",
+			Condition:  "paused longer than `scrub.paused_max` ({scrub.paused_max})",
+		}},
+	}
+}
 
 // nameScrub: scrubs are how ZFS finds silent corruption while the redundancy
 // to repair it still exists. Four conditions:

@@ -3,8 +3,22 @@ package rules
 import (
 	"fmt"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func scsiDefectsRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSCSIDefects),
+		Alerts: []AlertInfo{{
+			Name:       nameSCSIGrownDefects,
+			Thresholds: []Threshold{{"smart.grown_defects.warning", "1"}, {"smart.grown_defects.critical", "100"}},
+			Severity:   "per `smart.grown_defects` ({smart.grown_defects.warning}/{smart.grown_defects.critical})",
+			Condition:  "SAS grown defect list",
+		}},
+	}
+}
 
 // nameSCSIDefects: SAS/SCSI disks have no ATA attributes; their grown
 // defect list (sectors remapped since manufacture) plays the part of 5.

@@ -4,8 +4,32 @@ import (
 	"fmt"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func smartAttributesRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartAttributes),
+		Alerts: []AlertInfo{{
+			Name: nameSmartAttribute,
+			Thresholds: []Threshold{
+				{"smart.reallocated.warning", "1"}, {"smart.reallocated.critical", "50"},
+				{"smart.reported_uncorrect.warning", "1"}, {"smart.reported_uncorrect.critical", "10"},
+				{"smart.command_timeout.warning", "1"}, {"smart.command_timeout.critical", "100"},
+				{"smart.pending.warning", "1"}, {"smart.pending.critical", "10"},
+				{"smart.offline_uncorrectable.warning", "1"}, {"smart.offline_uncorrectable.critical", "10"},
+			},
+			Severity: "per `smart.<attr>.warning/critical`",
+			Condition: "raw 5 (reallocated {smart.reallocated.warning}/{smart.reallocated.critical}), " +
+				"187 ({smart.reported_uncorrect.warning}/{smart.reported_uncorrect.critical}), " +
+				"188 ({smart.command_timeout.warning}/{smart.command_timeout.critical}), " +
+				"197 (pending {smart.pending.warning}/{smart.pending.critical}), " +
+				"198 ({smart.offline_uncorrectable.warning}/{smart.offline_uncorrectable.critical}); each rise is sent again",
+		}},
+	}
+}
 
 // smartCounter is one ATA counter attribute and how people call it.
 type smartCounter struct {

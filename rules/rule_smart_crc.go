@@ -6,8 +6,22 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func smartCRCRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartCRC),
+		Alerts: []AlertInfo{{
+			Name:       nameSmartCRC,
+			Thresholds: []Threshold{{"smart.crc_warning", "1"}, {"errors.hold", "24h"}},
+			Severity:   "warning",
+			Condition:  "199 UDMA CRC rose (≥ `smart.crc_warning`); names the cable/backplane or USB enclosure, not the disk; holds `errors.hold`",
+		}},
+	}
+}
 
 // nameSmartCRC: UDMA CRC errors (199) are corrupted transfers between disk
 // and controller — the cable, backplane or USB bridge, not the platters. The

@@ -5,8 +5,21 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func smartHealthRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartHealth),
+		Alerts: []AlertInfo{{
+			Name:      nameSmartFailed,
+			Severity:  "critical",
+			Condition: "overall health FAILED",
+		}},
+	}
+}
 
 // nameSmartHealth: the drive itself says it is failing (overall health
 // FAILED, or a prefail attribute below its threshold "now"). Critical:

@@ -5,8 +5,21 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func smartSelfTestRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartSelfTest),
+		Alerts: []AlertInfo{{
+			Name:      nameSmartSelfTest,
+			Severity:  "critical",
+			Condition: "newest self-test failed (aborted/in progress are not failures)",
+		}},
+	}
+}
 
 // nameSmartSelfTest: the newest self-test failed ("Completed: read
 // failure"). The drive found sectors it cannot read: critical. A test that

@@ -2,11 +2,31 @@ package rules
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 )
+
+func smartTemperatureRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartTemperature),
+		Alerts: []AlertInfo{{
+			Name: nameSmartTemperature,
+			For:  10 * time.Minute,
+			Thresholds: []Threshold{
+				{"smart.hdd_temp_warning", "55"}, {"smart.hdd_temp_critical", "60"},
+				{"smart.ssd_temp_warning", "70"}, {"smart.ssd_temp_critical", "80"},
+			},
+			Severity: "warning / critical",
+			Condition: "over the drive's own limits, else `hdd_temp_*` ({smart.hdd_temp_warning}/{smart.hdd_temp_critical} °C) " +
+				"or `ssd_temp_*` ({smart.ssd_temp_warning}/{smart.ssd_temp_critical} °C); `for` {for}",
+		}},
+	}
+}
 
 // nameSmartTemperature: a disk hotter than its limits. The drive's own
 // thresholds win where it reports them (NVMe WCTEMP/CCTEMP, SCT limits, SCSI

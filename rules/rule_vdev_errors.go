@@ -6,8 +6,29 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func vdevErrorsRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleVdevErrors),
+		Alerts: []AlertInfo{{
+			Name:        nameVdevErrors,
+			Thresholds:  []Threshold{{"errors.hold", "24h"}},
+			Severity:    "warning",
+			Condition:   "READ/WRITE/CKSUM rose; holds `errors.hold` ({errors.hold}) after the last rise; ends when counters are cleared",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}, {
+			Name:        nameVdevErrorRate,
+			Thresholds:  []Threshold{{"errors.rate_count", "10"}, {"errors.rate_window", "10m"}},
+			Severity:    "critical",
+			Condition:   "≥ `errors.rate_count` ({errors.rate_count}) errors in `errors.rate_window` ({errors.rate_window}) on one device, like ZED",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
 
 // countErrors updates the remembered READ/WRITE/CKSUM counters of leaf l and
 // returns the increase since the last observation. Counters only fall when

@@ -5,8 +5,23 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
+
+func vdevStateRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleVdevState),
+		Alerts: []AlertInfo{{
+			Name:        nameVdevState,
+			Thresholds:  []Threshold{{"redundancy.critical_margin", "0"}},
+			Severity:    "critical if the top-level margin ≤ `redundancy.critical_margin`, else warning; DEGRADED, cache and spares: warning",
+			Condition:   "leaf FAULTED, UNAVAIL, REMOVED, OFFLINE, DEGRADED — a device shown by GUID keeps its `was` name as label",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
 
 // nameVdevState: a leaf device that is FAULTED, UNAVAIL, REMOVED, OFFLINE or
 // DEGRADED, including one zpool can only name by GUID ("was /dev/sdc").

@@ -11,6 +11,65 @@ import (
 	"github.com/zwatch/zwatch/facts"
 )
 
+func collectorStaleRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindHeartbeat, facts.KindCollectorError},
+		Eval:  watcherEval(ruleCollectorStale),
+		Alerts: []AlertInfo{{
+			Name: nameCollectorStale,
+			// zpool list waits while zpool create or import holds the pool
+			// lock: a collector a few intervals late is not news, one silent
+			// for another minute is (seen on real OpenZFS in make e2e).
+			For:        time.Minute,
+			Thresholds: []Threshold{{"watcher.stale_intervals", "3"}},
+			Severity:   "warning",
+			Condition: "no fresh message from a collector for `watcher.stale_intervals` ({watcher.stale_intervals}) of its heartbeat interval; " +
+				"`for` {for} (zpool list is late while `zpool create`/`import` holds the pool lock)",
+		}},
+	}
+}
+
+func hostSilentRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindHeartbeat},
+		Eval:  watcherEval(ruleHostSilent),
+		Alerts: []AlertInfo{{
+			Name:       nameHostSilent,
+			Thresholds: []Threshold{{"watcher.silent_after", "3m"}},
+			Severity:   "critical",
+			Condition:  "no heartbeat for `watcher.silent_after` ({watcher.silent_after})",
+		}},
+	}
+}
+
+func commandHangsRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindCollectorError},
+		Eval:  watcherEval(ruleCommandHangs),
+		Alerts: []AlertInfo{{
+			Name:       nameCommandHangs,
+			Thresholds: []Threshold{{"watcher.timeout_repeats", "3"}},
+			Severity:   "critical",
+			Condition:  "`watcher.timeout_repeats` ({watcher.timeout_repeats}) timeout/busy errors in a row: \"zpool hangs — pool may be SUSPENDED\"",
+		}},
+	}
+}
+
+// blindSpotRule is machine-local: what it reports is which tools this
+// machine lacks or may not run.
+func blindSpotRule() Rule {
+	return Rule{
+		Reads:        []string{facts.KindHeartbeat, facts.KindCollectorError},
+		Eval:         watcherEval(ruleBlindSpot),
+		MachineLocal: true,
+		Alerts: []AlertInfo{{
+			Name:      nameBlindSpot,
+			Severity:  "warning",
+			Condition: "a collector is disabled or its tool missing/denied",
+		}},
+	}
+}
+
 // The watcher rules are about zwatch's own view: a monitor that quietly
 // stopped seeing is worse than none, because people trust its silence.
 

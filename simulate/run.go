@@ -81,18 +81,27 @@ func timingFor(o Options, userGroupWait time.Duration) timing {
 	return t
 }
 
-// longHolds are the built-in pending durations over an hour: they are kept,
-// so that e.g. a never-scrubbed recorded pool does not page during a
-// one-minute replay. (The rule engine's defaults: PoolCapacity and
-// DatasetQuota 5m, SmartTemperature 10m, ARCHitRatio 30m, PoolFullForecast
-// 1h, ScrubNever 24h; everything else fires at once.)
-var longHolds = map[string]bool{"ScrubNever": true}
+// longHold: built-in pending durations (rules.AlertInfo.For) over it are
+// kept, so that e.g. a never-scrubbed recorded pool does not page during a
+// one-minute replay; shorter ones become 0.
+const longHold = time.Hour
 
-// simulationMuted are rules about the machine the simulation runs on, not
-// about the recordings: ARC statistics are not recorded (the ARC collector
-// reads this machine's, or finds none), and MonitoringBlindSpot would report
-// that this machine has no ZFS kernel module.
-var simulationMuted = []string{"ARCThrottle", "ARCHitRatio", "MonitoringBlindSpot"}
+// simulationMuted are the alerts of the rules about the machine the
+// simulation runs on, not about the recordings (rules.Rule.MachineLocal):
+// ARC statistics are not recorded (the ARC collector reads this machine's,
+// or finds none), and MonitoringBlindSpot would report that this machine
+// has no ZFS kernel module.
+func simulationMuted(catalogue []rules.Rule) []string {
+	var out []string
+	for _, r := range catalogue {
+		if r.MachineLocal {
+			for _, a := range r.Alerts {
+				out = append(out, a.Name)
+			}
+		}
+	}
+	return out
+}
 
 // configure returns the config a simulation of sc runs with: the person's
 // config (channels, thresholds, group_by, routes) with everything that
@@ -136,18 +145,19 @@ func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Co
 
 	r := user.Rules
 	r.GroupWait = config.Duration(t.groupWait)
+	catalogue := rules.Catalogue()
 	r.For = map[string]config.Duration{}
-	for _, name := range rules.Names() {
-		d, set := user.Rules.For[name]
+	for _, a := range rules.Alerts(catalogue) {
+		d, set := user.Rules.For[a.Name]
 		switch {
-		case set && d.D() > time.Hour:
-			r.For[name] = d
-		case !set && longHolds[name]:
+		case set && d.D() > longHold:
+			r.For[a.Name] = d
+		case !set && a.For > longHold:
 		default:
-			r.For[name] = 0
+			r.For[a.Name] = 0
 		}
 	}
-	r.Disabled = append(append([]string(nil), user.Rules.Disabled...), simulationMuted...)
+	r.Disabled = append(append([]string(nil), user.Rules.Disabled...), simulationMuted(catalogue)...)
 	r.MarkTest = true // every channel renders "this is a test"
 	c.Rules = r
 	return c

@@ -1,4 +1,4 @@
-package notifiers
+package email
 
 import (
 	"context"
@@ -12,12 +12,11 @@ import (
 	mail "github.com/wneessen/go-mail"
 
 	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
-// email sends multipart (text + HTML) mail with go-mail: notify's own mail
-// service uses bare net/smtp, without implicit TLS or a context.
-type email struct {
+// Sender sends one mail per notification to every recipient of the channel.
+type Sender struct {
 	host     string
 	port     int
 	mode     string
@@ -29,8 +28,14 @@ type email struct {
 	timeout  time.Duration
 }
 
-func newEmail(cc config.ChannelConfig, timeout time.Duration) (*email, error) {
-	s := cc.SMTP
+var (
+	_ channel.Sender    = (*Sender)(nil)
+	_ channel.Diagnoser = (*Sender)(nil)
+)
+
+// New builds the sender for c.
+func New(c Config, env channel.Env) (*Sender, error) {
+	s := c.SMTP
 	tc := &tls.Config{ServerName: s.Host, MinVersion: tls.VersionTLS12}
 	if s.CAFile != "" {
 		pem, err := os.ReadFile(s.CAFile)
@@ -43,14 +48,15 @@ func newEmail(cc config.ChannelConfig, timeout time.Duration) (*email, error) {
 		}
 		tc.RootCAs = pool
 	}
-	return &email{
-		host: s.Host, port: s.SMTPPort(), mode: s.Mode(), username: s.Username, password: s.Password.Value,
-		from: cc.From, to: cc.To, tls: tc, timeout: timeout,
+	return &Sender{
+		host: s.Host, port: s.DialPort(), mode: s.Mode(), username: s.Username, password: s.Password.Value,
+		from: c.From, to: c.To, tls: tc, timeout: env.Timeout,
 	}, nil
 }
 
-func (e *email) Send(ctx context.Context, subject, text string) error {
-	m := messageFrom(ctx, subject, text)
+// Send mails m; a stable Message-ID lets mail stores fold the rare
+// duplicate a crash between send and acknowledge can cause.
+func (e *Sender) Send(ctx context.Context, m channel.Message) error {
 	msg := mail.NewMsg()
 	if err := msg.From(e.from); err != nil {
 		return fmt.Errorf("from %q: %w", e.from, err)
@@ -61,8 +67,6 @@ func (e *email) Send(ctx context.Context, subject, text string) error {
 	msg.Subject(m.Summary)
 	msg.SetDate()
 	if m.ID != "" {
-		// A stable Message-ID lets mail stores fold the rare duplicate a
-		// crash between send and acknowledge can cause.
 		msg.SetMessageIDWithValue(idToken(m.ID) + "@zwatch." + idToken(m.Host))
 		msg.SetGenHeader("X-Zwatch-Notification", m.ID)
 	} else {
@@ -79,9 +83,9 @@ func (e *email) Send(ctx context.Context, subject, text string) error {
 
 	opts := []mail.Option{mail.WithTimeout(e.timeout), mail.WithTLSConfig(e.tls)}
 	switch e.mode {
-	case config.TLSImplicit:
+	case TLSImplicit:
 		opts = append(opts, mail.WithSSL())
-	case config.TLSNone:
+	case TLSNone:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	default:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
@@ -98,7 +102,7 @@ func (e *email) Send(ctx context.Context, subject, text string) error {
 		return fmt.Errorf("smtp client for %s:%d: %w", e.host, e.port, err)
 	}
 	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
-		return redact(fmt.Errorf("smtp %s:%d: %w", e.host, e.port, err), e.password)
+		return channel.Redact(fmt.Errorf("smtp %s:%d: %w", e.host, e.port, err), e.password)
 	}
 	return nil
 }

@@ -1,0 +1,111 @@
+// Package channel is what every notification service shares: the rendered
+// Message a service sends, the Sender and Settings a service implements, the
+// Service value its folder exports, and the plumbing most of them need
+// (HTTP calls with redacted errors, length limits, fix hints, validation
+// helpers). Service folders (notifiers/email, notifiers/ntfy, ...) import
+// only this package and config; package notifiers imports them.
+package channel
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/zwatch/zwatch/config"
+)
+
+// Sender delivers one rendered notification to one service. An error names
+// what went wrong without any secret in it; the outbox retries on any error.
+type Sender interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// Diagnoser is implemented by senders that know their service: Fix asks it
+// before falling back to hints that fit any service.
+type Diagnoser interface {
+	// Hint names the cure for err particular to this service, or "".
+	Hint(err error) string
+	// AddressKey names the settings that say where the service is, for
+	// hints about names that do not resolve or servers that do not answer:
+	// "url", "webhook_url", "smtp.host/smtp.port (mail.example.net:587)".
+	AddressKey() string
+}
+
+// Settings are a channel's own keys as its type decodes them from the
+// config (config.ChannelSettings), and what builds its sender.
+type Settings interface {
+	config.ChannelSettings
+	// NewSender builds the channel's sender. It must not touch the network:
+	// a service that is down must not keep zwatch from starting.
+	NewSender(env Env) (Sender, error)
+}
+
+// Env is what a sender gets from zwatch rather than from its settings.
+type Env struct {
+	// HTTP is the channel's own client, with notify.send_timeout as its
+	// timeout: no state is shared between channels.
+	HTTP *http.Client
+	// Timeout is notify.send_timeout, for senders that dial themselves.
+	Timeout time.Duration
+}
+
+// Service is one channel type: the value its folder exports as Service and
+// notifiers.Services lists. It is the config.ChannelType the catalogue
+// hands to config.
+type Service struct {
+	name   string
+	keys   []string
+	decode func(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings
+}
+
+var _ config.ChannelType = Service{}
+
+// Define makes the Service for channel type name whose settings are S, a
+// struct whose yaml tags, in field order, are the type's keys.
+func Define[S Settings](name string) Service {
+	return Service{
+		name: name,
+		keys: yamlKeys(reflect.TypeFor[S]()),
+		decode: func(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings {
+			var s S
+			if !config.DecodeChannelSettings(n, path, &s, errs) {
+				return nil
+			}
+			return s
+		},
+	}
+}
+
+// Name is the value of the type key.
+func (s Service) Name() string { return s.name }
+
+// Keys are the type's own keys, in the order of its settings' fields.
+func (s Service) Keys() []string { return slices.Clone(s.keys) }
+
+// Decode decodes the type's own keys into its settings (see config.ChannelType).
+func (s Service) Decode(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings {
+	return s.decode(n, path, errs)
+}
+
+func yamlKeys(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys = append(keys, name)
+	}
+	return keys
+}

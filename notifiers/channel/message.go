@@ -1,0 +1,35 @@
+package channel
+
+import (
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+)
+
+// Message is one notification rendered for people (notifiers.Render).
+// Every channel derives its payload from it, cutting to the service's limits.
+type Message struct {
+	// Title is a short heading for services with a title field (Pushover,
+	// ntfy, Gotify): "zwatch nas1: CRITICAL".
+	Title string
+	// Summary is the lock-screen line and the email subject, e.g.
+	// "[CRITICAL] vault DEGRADED — disk WD-… FAULTED, raidz2-0 can lose 1 more disk".
+	Summary string
+	// Text is the plain-text body; its first line is Summary.
+	Text string
+	// HTML is the same content for email.
+	HTML string
+
+	ID       string
+	Host     string
+	Severity alert.Severity
+	Resolved bool
+	Test     bool
+	Created  time.Time
+	// Notification is what was rendered, for receivers that want it whole.
+	Notification alert.Notification
+}
+
+// Silent reports whether a phone should stay quiet for m: resolved notices
+// and information wake nobody.
+func (m Message) Silent() bool { return m.Resolved || m.Severity == alert.Info }

@@ -1,0 +1,127 @@
+// Package ntfy is the ntfy channel (https://ntfy.sh or a self-hosted
+// server). It publishes as JSON to the server root: unlike the header form,
+// JSON carries a non-ASCII title (the em dash of a summary) without
+// encoding tricks. notify has no ntfy service.
+package ntfy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers/channel"
+)
+
+// Service is the ntfy channel type.
+var Service = channel.Define[Config]("ntfy")
+
+// DefaultURL is the server used unless url says otherwise.
+const DefaultURL = "https://ntfy.sh"
+
+// messageMax is in bytes; larger bodies become attachments.
+const messageMax = 4096
+
+// Config is an ntfy channel's own keys.
+type Config struct {
+	// URL is the server; default https://ntfy.sh.
+	URL   string `yaml:"url"`
+	Topic string `yaml:"topic"`
+	// Token is an access token (tk_...) for a protected topic.
+	Token config.Secret `yaml:"token"`
+}
+
+var _ channel.Settings = Config{}
+
+// Validate reports missing and impossible values under p.
+func (c Config) Validate(p string, errs *config.Errors) {
+	channel.OptionalURL(errs, p+".url", c.URL)
+	if strings.TrimSpace(c.Topic) == "" {
+		errs.Add(p+".topic", nil, "empty: set the topic to publish to (pick a hard-to-guess name on ntfy.sh)")
+	} else if strings.ContainsAny(c.Topic, "/?# ") {
+		errs.Add(p+".topic", c.Topic, "must be a bare topic name without /, ?, # or spaces")
+	}
+}
+
+// HasLiteralSecret reports an access token written in the file itself.
+func (c Config) HasLiteralSecret() bool { return c.Token.Literal }
+
+// NewSender builds the channel's sender.
+func (c Config) NewSender(env channel.Env) (channel.Sender, error) { return New(c, env), nil }
+
+// Sender publishes one message per notification.
+type Sender struct {
+	url, topic, token string
+	client            *http.Client
+}
+
+var (
+	_ channel.Sender    = (*Sender)(nil)
+	_ channel.Diagnoser = (*Sender)(nil)
+)
+
+// New builds the sender for c.
+func New(c Config, env channel.Env) *Sender {
+	u := strings.TrimRight(c.URL, "/")
+	if u == "" {
+		u = DefaultURL
+	}
+	return &Sender{url: u, topic: c.Topic, token: c.Token.Value, client: env.HTTP}
+}
+
+// Send publishes m to the topic.
+func (n *Sender) Send(ctx context.Context, m channel.Message) error {
+	h := http.Header{}
+	if n.token != "" {
+		h.Set("Authorization", "Bearer "+n.token)
+	}
+	payload := map[string]any{
+		"topic":    n.topic,
+		"title":    m.Title,
+		"message":  channel.CutBytes(m.Text, messageMax),
+		"priority": Priority(m),
+		"tags":     Tags(m),
+	}
+	return channel.Do(ctx, n.client, channel.Request{
+		Service: "ntfy", URL: n.url + "/", Header: h, ContentType: "application/json",
+		Payload: payload, Secrets: []string{n.token},
+	})
+}
+
+// Priority: 5 (urgent: long vibration, pop-over) for critical.
+func Priority(m channel.Message) int {
+	switch {
+	case m.Resolved:
+		return 2
+	case m.Severity == alert.Critical:
+		return 5
+	case m.Severity == alert.Warning:
+		return 4
+	}
+	return 3
+}
+
+// Tags are the emoji ntfy shows before the title.
+func Tags(m channel.Message) []string {
+	switch {
+	case m.Resolved:
+		return []string{"white_check_mark", "zwatch"}
+	case m.Severity == alert.Critical:
+		return []string{"rotating_light", "zwatch"}
+	case m.Severity == alert.Warning:
+		return []string{"warning", "zwatch"}
+	}
+	return []string{"information_source", "zwatch"}
+}
+
+// Hint explains a refusal to publish to the topic.
+func (n *Sender) Hint(err error) string {
+	if se, ok := channel.AsServiceError(err); ok && (se.Status == 401 || se.Status == 403) {
+		return "ntfy refused access to this topic: set token to an access token (tk_...) allowed to publish to it"
+	}
+	return ""
+}
+
+// AddressKey is url.
+func (n *Sender) AddressKey() string { return "url" }

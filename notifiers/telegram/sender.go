@@ -1,0 +1,130 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/zwatch/zwatch/notifiers/channel"
+)
+
+// Sender sends every notification to each chat in turn.
+type Sender struct {
+	api, token string
+	customAPI  bool
+	chats      []string
+	client     *http.Client
+	// sent remembers chats that already got a notification whose send to
+	// another chat failed, so a retry does not repeat it to them.
+	mu   sync.Mutex
+	sent map[string]map[string]bool
+}
+
+var (
+	_ channel.Sender    = (*Sender)(nil)
+	_ channel.Diagnoser = (*Sender)(nil)
+)
+
+// New builds the sender for c.
+func New(c Config, env channel.Env) *Sender {
+	api := strings.TrimRight(c.APIURL, "/")
+	if api == "" {
+		api = DefaultAPI
+	}
+	return &Sender{api: api, token: c.Token.Value, customAPI: c.APIURL != "", chats: c.ChatIDs, client: env.HTTP, sent: map[string]map[string]bool{}}
+}
+
+// Send delivers m to every chat that has not had it yet.
+func (t *Sender) Send(ctx context.Context, m channel.Message) error {
+	for _, chat := range t.chats {
+		if m.ID != "" && t.already(m.ID, chat) {
+			continue
+		}
+		// Plain text, no parse_mode: alert text holds <, > and _ that
+		// Telegram's HTML or Markdown parsers would reject.
+		payload := map[string]any{
+			"chat_id":                  chatID(chat),
+			"text":                     channel.CutUTF16(m.Text, textMax),
+			"disable_web_page_preview": true,
+			"disable_notification":     m.Silent(),
+		}
+		err := channel.Do(ctx, t.client, channel.Request{
+			Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",
+			ContentType: "application/json", Payload: payload, Secrets: []string{t.token},
+			Check: func(raw []byte) error {
+				var r struct {
+					OK bool `json:"ok"`
+				}
+				if json.Unmarshal(raw, &r) == nil && !r.OK {
+					return &channel.ServiceError{Service: "telegram", Status: http.StatusOK, Detail: channel.Detail(raw)}
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			return err
+		}
+		if m.ID != "" && len(t.chats) > 1 {
+			t.mark(m.ID, chat)
+		}
+	}
+	t.forget(m.ID)
+	return nil
+}
+
+// chatID sends numeric ids as numbers and @channelnames as strings.
+func chatID(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	return s
+}
+
+func (t *Sender) already(id, chat string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sent[id][chat]
+}
+
+func (t *Sender) mark(id, chat string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sent[id] == nil {
+		t.sent[id] = map[string]bool{}
+	}
+	t.sent[id][chat] = true
+}
+
+func (t *Sender) forget(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.sent, id)
+}
+
+// Hint tells a token Telegram does not know from a chat it does not know.
+func (t *Sender) Hint(err error) string {
+	se, ok := channel.AsServiceError(err)
+	if !ok {
+		return ""
+	}
+	switch {
+	case se.Status == 401 || se.Status == 404:
+		return "Telegram does not know this bot token: copy it again from @BotFather (digits:letters)"
+	case strings.Contains(strings.ToLower(se.Detail), "chat not found"):
+		return "Telegram does not know this chat id: send the bot a message first (or add it to the group), then take the id from getUpdates"
+	case se.Status == 403:
+		return "the bot may not write to this chat: unblock it, or add it to the group/channel with permission to post"
+	}
+	return ""
+}
+
+// AddressKey is api_url when set.
+func (t *Sender) AddressKey() string {
+	if t.customAPI {
+		return "api_url"
+	}
+	return "the service address"
+}

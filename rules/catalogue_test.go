@@ -1,0 +1,344 @@
+package rules
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
+)
+
+var update = flag.Bool("update", false, "rewrite the alert table of docs/rules.md from Catalogue()")
+
+// checkCatalogue reports what makes a catalogue unusable: a rule without
+// code or alerts, facts no collector sends, a name twice, an inhibition
+// declared the wrong way round.
+func checkCatalogue(catalogue []Rule) error {
+	kinds := map[string]bool{}
+	for _, k := range facts.Kinds() {
+		kinds[k.Name] = true
+	}
+	var errs []string
+	seen := map[string]bool{}
+	for i, r := range catalogue {
+		if r.Scope() == "" || len(r.Alerts) == 0 || len(r.Reads) == 0 {
+			errs = append(errs, fmt.Sprintf("rule %d (%v): needs Eval, Alerts and Reads", i, r.Alerts))
+		}
+		for _, k := range r.Reads {
+			if !kinds[k] {
+				errs = append(errs, fmt.Sprintf("rule %d reads %q, which is no kind of fact", i, k))
+			}
+		}
+		for _, a := range r.Alerts {
+			if a.Name == "" || seen[a.Name] {
+				errs = append(errs, fmt.Sprintf("alert name %q is empty or listed twice", a.Name))
+			}
+			seen[a.Name] = true
+			if a.Severity == "" || a.Condition == "" {
+				errs = append(errs, a.Name+": needs Severity and Condition for the docs")
+			}
+			for _, in := range a.Inhibits {
+				if len(in.Source.Names) > 0 {
+					errs = append(errs, a.Name+": an inhibition it is the source of names a source")
+				}
+			}
+			for _, in := range a.InhibitedBy {
+				if !reflect.DeepEqual(in.Target, Matcher{}) {
+					errs = append(errs, a.Name+": an inhibition it is the target of names a target")
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("catalogue: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func TestCatalogueWellFormed(t *testing.T) {
+	if err := checkCatalogue(Catalogue()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The defaults the catalogue (and so the docs) states are the ones
+// config.DefaultRules() sets.
+func TestCatalogueDefaultsMatchConfig(t *testing.T) {
+	defaults := reflect.ValueOf(config.DefaultRules())
+	for _, a := range Alerts(Catalogue()) {
+		for _, th := range a.Thresholds {
+			v, err := yamlField(defaults, th.Key)
+			if err != nil {
+				t.Errorf("%s: %v", a.Name, err)
+				continue
+			}
+			if ok, err := sameValue(v, th.Default); err != nil || !ok {
+				shown := fmt.Sprint(v.Interface())
+				if d, isDur := v.Interface().(config.Duration); isDur {
+					shown = config.FormatDuration(d.D())
+				}
+				t.Errorf("%s: rules.%s: catalogue says %q, config.DefaultRules() has %s (%v)", a.Name, th.Key, th.Default, shown, err)
+			}
+		}
+	}
+}
+
+// yamlField follows a dotted key (smart.pending.warning) through the yaml
+// tags of v's struct fields.
+func yamlField(v reflect.Value, key string) (reflect.Value, error) {
+	for _, part := range strings.Split(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, fmt.Errorf("rules.%s: %s is not a section", key, part)
+		}
+		found := false
+		for i := 0; i < v.NumField(); i++ {
+			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == part {
+				v, found = v.Field(i), true
+				break
+			}
+		}
+		if !found {
+			return reflect.Value{}, fmt.Errorf("rules.%s: no key %s in config.RulesConfig", key, part)
+		}
+	}
+	return v, nil
+}
+
+// sameValue reports whether doc, read as v's type reads it from YAML, is v.
+func sameValue(v reflect.Value, doc string) (bool, error) {
+	if v.Type() == reflect.TypeFor[config.Duration]() {
+		d, err := config.ParseDuration(doc)
+		return d == time.Duration(v.Int()), err
+	}
+	switch v.Kind() {
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(doc, 64)
+		return f == v.Float(), err
+	case reflect.Int:
+		n, err := strconv.ParseInt(doc, 10, 64)
+		return n == v.Int(), err
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(doc, 10, 64)
+		return n == v.Uint(), err
+	case reflect.Bool:
+		b, err := strconv.ParseBool(doc)
+		return b == v.Bool(), err
+	}
+	return false, fmt.Errorf("a %s is no threshold", v.Type())
+}
+
+// The table markers in docs/rules.md; between them is the alert table.
+const (
+	tableBegin = "<!-- alert table: generated from rules.Catalogue() by `go test ./rules -run TestRulesDocTable -update` -->\n"
+	tableEnd   = "<!-- end of alert table -->\n"
+)
+
+// docs/rules.md lists the catalogue's alerts, in its order, with the
+// defaults it declares. The test only reads the file unless -update is set.
+func TestRulesDocTable(t *testing.T) {
+	want, err := docTable(Catalogue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "../docs/rules.md"
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, ok1 := bytes.Cut(doc, []byte(tableBegin))
+	got, after, ok2 := bytes.Cut(rest, []byte(tableEnd))
+	if !ok1 || !ok2 {
+		t.Fatalf("%s: the alert table's markers are missing:\n%s%s", file, tableBegin, tableEnd)
+	}
+	if string(got) == want {
+		return
+	}
+	if *update {
+		out := slices.Concat(before, []byte(tableBegin), []byte(want), []byte(tableEnd), after)
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the alert table of %s", file)
+		return
+	}
+	gotLines, wantLines := strings.Split(string(got), "\n"), strings.Split(want, "\n")
+	for i := range max(len(gotLines), len(wantLines)) {
+		g, w := lineAt(gotLines, i), lineAt(wantLines, i)
+		if g != w {
+			t.Errorf("%s: alert table line %d differs from the catalogue (rerun with -update):\n got: %s\nwant: %s", file, i+1, g, w)
+			break
+		}
+	}
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(none)"
+}
+
+var placeholder = regexp.MustCompile(`\{([a-z_.]+)\}`)
+
+// docTable renders the alert table of docs/rules.md.
+func docTable(catalogue []Rule) (string, error) {
+	var b strings.Builder
+	b.WriteString("| alert | severity | condition |\n|---|---|---|\n")
+	for _, a := range Alerts(catalogue) {
+		sev, err := expandDoc(a, a.Severity)
+		if err != nil {
+			return "", err
+		}
+		cond, err := expandDoc(a, a.Condition)
+		if err != nil {
+			return "", err
+		}
+		if mentions := strings.Contains(a.Severity+a.Condition, "{for}"); mentions != (a.For != 0) {
+			return "", fmt.Errorf("%s: its docs must name its `for` ({for}) exactly when it has one (%s)", a.Name, a.For)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", a.Name, sev, cond)
+	}
+	return b.String(), nil
+}
+
+// expandDoc fills in {for} and {key} from a's declared defaults.
+func expandDoc(a AlertInfo, s string) (string, error) {
+	var err error
+	out := placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		key := m[1 : len(m)-1]
+		if key == "for" {
+			return docDuration(a.For)
+		}
+		for _, th := range a.Thresholds {
+			if th.Key == key {
+				return th.Default
+			}
+		}
+		err = fmt.Errorf("%s: its docs name {%s}, which is not one of its thresholds", a.Name, key)
+		return m
+	})
+	return out, err
+}
+
+// docDuration writes 5m, 1h, 24h as the docs do.
+func docDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+func TestDocDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Minute: "1m", 90 * time.Second: "1m30s", time.Hour: "1h", 24 * time.Hour: "24h", 70 * time.Minute: "1h10m",
+	} {
+		if got := docDuration(d); got != want {
+			t.Errorf("docDuration(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// legacyInhibit is the hand-written inhibition the catalogue's inhibit
+// rules replaced, kept to prove they do the same.
+func legacyInhibit(h *hostState) {
+	inhibitedByPool := func(name string) bool {
+		switch name {
+		case nameVdevState, nameRedundancy, nameVdevErrors, nameVdevErrorRate,
+			nameDiskIncident, namePoolStatusMessage, nameResilverAtRisk:
+			return true
+		}
+		return false
+	}
+	deadPools := map[string]bool{}
+	incidents := map[string]bool{}
+	for _, t := range h.Alerts {
+		if t.A.State != alert.Firing {
+			continue
+		}
+		switch t.A.Name {
+		case namePoolState:
+			switch t.A.Labels["state"] {
+			case "FAULTED", "UNAVAIL", "SUSPENDED":
+				deadPools[t.A.Labels["pool"]] = true
+			}
+		case nameDiskIncident:
+			incidents[t.Serial] = true
+		}
+	}
+	for _, t := range h.Alerts {
+		inh := false
+		if inhibitedByPool(t.A.Name) && deadPools[t.A.Labels["pool"]] {
+			inh = true
+		}
+		if t.A.Name != nameDiskIncident && t.Serial != "" && incidents[t.Serial] && t.A.Name != nameResilverAtRisk {
+			inh = true
+		}
+		if inh != t.Inhibited {
+			t.Inhibited = inh
+			h.dirty = true
+		}
+	}
+}
+
+// The catalogue's inhibit rules inhibit exactly what the hand-written code
+// did, over random mixes of alerts of every name, state, pool and disk.
+func TestInhibitRulesMatchLegacy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 3))
+	names := Names()
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	e := newTestEngine()
+	for round := 0; round < 5000; round++ {
+		mine, theirs := newHostState(testHost), newHostState(testHost)
+		for i := rng.IntN(12); i >= 0; i-- {
+			labels := map[string]string{}
+			if p := pick("", "tank", "vault", "-"); p != "-" {
+				labels["pool"] = p
+			}
+			if st := pick("FAULTED", "UNAVAIL", "SUSPENDED", "DEGRADED", "-"); st != "-" {
+				labels["state"] = st
+			}
+			a := alert.Alert{Name: pick(names...), Labels: labels, State: alert.State(pick(string(alert.Pending), string(alert.Firing), string(alert.Firing), string(alert.Resolved)))}
+			serial, inhibited := pick("", "S1", "S2"), rng.IntN(2) == 0
+			fp := fmt.Sprint(i)
+			mine.Alerts[fp] = &tracked{A: a, Serial: serial, Inhibited: inhibited}
+			theirs.Alerts[fp] = &tracked{A: a, Serial: serial, Inhibited: inhibited}
+		}
+		e.inhibit(mine)
+		legacyInhibit(theirs)
+		if mine.dirty != theirs.dirty {
+			t.Fatalf("round %d: dirty %v, legacy %v", round, mine.dirty, theirs.dirty)
+		}
+		for fp, t2 := range theirs.Alerts {
+			if m := mine.Alerts[fp]; m.Inhibited != t2.Inhibited {
+				t.Fatalf("round %d: %s %v serial %q inhibited %v, legacy %v", round, m.A.Name, m.A.Labels, m.Serial, m.Inhibited, t2.Inhibited)
+			}
+		}
+	}
+}
+
+// Inhibitions named by several targets are looked for once.
+func TestInhibitRulesMerged(t *testing.T) {
+	rs := inhibitRules(Catalogue())
+	if len(rs) != 2 {
+		t.Fatalf("%d inhibit rules, want 2 (dead pool, disk incident): %+v", len(rs), rs)
+	}
+	if got := rs[0].Target.Names; !slices.Equal(got, []string{namePoolStatusMessage, nameVdevState, nameRedundancy,
+		nameVdevErrors, nameVdevErrorRate, nameResilverAtRisk, nameDiskIncident}) {
+		t.Errorf("a dead pool carries %v", got)
+	}
+}

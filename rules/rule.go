@@ -1,0 +1,183 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// Rule is one rule of the catalogue: the code that judges one kind of
+// object (a pool, a disk's SMART report, the host's collectors…) and the
+// alerts that code can raise.
+//
+// A rule is the unit of code and an alert name the unit of configuration:
+// one evaluation of a pool's scrub state decides ScrubNever, ScrubOverdue,
+// ScrubErrors and ScrubPaused together, yet each has its own `for`,
+// thresholds, inhibitions and line in the docs. So a Rule carries one Eval
+// and lists every name it raises in Alerts; most rules raise one.
+type Rule struct {
+	// Reads are the kinds of fact (facts.Kind*) whose content the rule judges.
+	Reads []string
+	// Eval is the rule's code. Its type (poolEval, diskEval, …) fixes the
+	// rule's scope: what the engine calls it with, and when.
+	Eval evaluator
+	// MachineLocal: the rule judges the machine zwatch itself runs on (its
+	// kernel's ARC, the tools it may run) rather than the pools and disks the
+	// facts describe, so a replay of recorded facts (zwatch simulate) cannot
+	// stand in for it.
+	MachineLocal bool
+	// Alerts are the names the rule raises, in the order the docs list them.
+	Alerts []AlertInfo
+}
+
+// AlertInfo describes one alert name: what config may set for it, how the
+// docs describe it, and which alerts it carries or is carried by.
+type AlertInfo struct {
+	// Name is the alertname label and the key of rules.for and rules.disabled.
+	Name string
+	// For is how long the condition is pending before it fires, unless
+	// rules.for overrides it. Facts that are already settled when reported
+	// (a FAULTED disk, a failed SMART check) fire at once; readings that
+	// wobble wait.
+	For time.Duration
+	// Thresholds are the config keys under rules: the alert depends on.
+	Thresholds []Threshold
+	// Severity and Condition are its cells of the table in docs/rules.md.
+	// {key} stands for the default of threshold key, {for} for For, so the
+	// docs cannot state other defaults than the code uses.
+	Severity, Condition string
+	// Inhibits are the inhibitions this alert is the source of; their
+	// Source names no alert (it is this one).
+	Inhibits []InhibitRule
+	// InhibitedBy are the inhibitions this alert is a target of; their
+	// Target names no alert (it is this one). A rule that carries the parts
+	// of something (a dead pool) thus needs no list of its parts.
+	InhibitedBy []InhibitRule
+}
+
+// Threshold is one config key an alert depends on and its default, written
+// as in docs/rules.md and zwatch.yaml ("80", "24h", "35d").
+type Threshold struct {
+	Key     string // below rules:, such as capacity.warning
+	Default string
+}
+
+// Scope is what a rule judges, and so where in the engine it runs.
+type Scope string
+
+// The scopes, each with the type its rules' Eval has.
+const (
+	ScopePool         Scope = "pool"          // poolEval: each pool of a zpool status
+	ScopePoolCapacity Scope = "pool capacity" // poolCapacityEval: each pool of zpool list
+	ScopeDataset      Scope = "dataset"       // datasetEval: each dataset of zfs list
+	ScopeDisk         Scope = "disk"          // diskEval: each disk's SMART report
+	ScopeARC          Scope = "arc"           // arcEval: each ARC reading, and ticks without one
+	ScopeWatcher      Scope = "watcher"       // watcherEval: the host's collectors and heartbeat
+	ScopeCorrelate    Scope = "correlate"     // correlateEval: alerts of the other scopes joined by disk
+)
+
+// evaluator is a rule's code; the engine runs each kind in its scope.
+type evaluator interface{ scope() Scope }
+
+// The evaluator kinds. A rule's conditions go to c.emit. All of a scope's
+// rules run in catalogue order at each evaluation of their scope; a
+// condition they stop reporting resolves.
+type (
+	poolEval         func(c *evalCtx, p *zfs.Pool)
+	poolCapacityEval func(c *evalCtx, p *zfs.PoolList)
+	datasetEval      func(c *evalCtx, d *zfs.Dataset)
+	diskEval         func(c *evalCtx, r *smart.Report)
+	// arcEval gets a nil reading at a tick: time-based conditions (a
+	// throttle hold) end then, and a rule that judges the reading keeps
+	// reporting what the last one showed.
+	arcEval       func(c *evalCtx, a *zfs.ARC)
+	watcherEval   func(c *evalCtx)
+	correlateEval func(c *evalCtx)
+)
+
+func (poolEval) scope() Scope         { return ScopePool }
+func (poolCapacityEval) scope() Scope { return ScopePoolCapacity }
+func (datasetEval) scope() Scope      { return ScopeDataset }
+func (diskEval) scope() Scope         { return ScopeDisk }
+func (arcEval) scope() Scope          { return ScopeARC }
+func (watcherEval) scope() Scope      { return ScopeWatcher }
+func (correlateEval) scope() Scope    { return ScopeCorrelate }
+
+// Scope is where the rule runs; "" for a rule without code.
+func (r Rule) Scope() Scope {
+	if r.Eval == nil {
+		return ""
+	}
+	return r.Eval.scope()
+}
+
+// Alerts lists the alert names of a catalogue, in order.
+func Alerts(catalogue []Rule) []AlertInfo {
+	var out []AlertInfo
+	for _, r := range catalogue {
+		out = append(out, r.Alerts...)
+	}
+	return out
+}
+
+// Names lists every alert name the engine can raise, in catalogue order.
+func Names() []string {
+	var out []string
+	for _, a := range Alerts(Catalogue()) {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// ConfigRules is what config validates rules.for and rules.disabled
+// against (config.Catalog.Rules): the alert names of a catalogue.
+func ConfigRules(catalogue []Rule) []config.RuleInfo {
+	var out []config.RuleInfo
+	for _, a := range Alerts(catalogue) {
+		out = append(out, config.RuleInfo{Name: a.Name})
+	}
+	return out
+}
+
+// ruleSet is a catalogue split by scope, in catalogue order, once per
+// engine: an evaluation then runs a plain slice.
+type ruleSet struct {
+	pool         []poolEval
+	poolCapacity []poolCapacityEval
+	dataset      []datasetEval
+	disk         []diskEval
+	arc          []arcEval
+	watcher      []watcherEval
+	correlate    []correlateEval
+	// defaultFor is each alert's pending duration unless rules.for overrides it.
+	defaultFor map[string]time.Duration
+	inhibit    []InhibitRule
+}
+
+func newRuleSet(catalogue []Rule) ruleSet {
+	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue)}
+	for _, r := range catalogue {
+		switch ev := r.Eval.(type) {
+		case poolEval:
+			s.pool = append(s.pool, ev)
+		case poolCapacityEval:
+			s.poolCapacity = append(s.poolCapacity, ev)
+		case datasetEval:
+			s.dataset = append(s.dataset, ev)
+		case diskEval:
+			s.disk = append(s.disk, ev)
+		case arcEval:
+			s.arc = append(s.arc, ev)
+		case watcherEval:
+			s.watcher = append(s.watcher, ev)
+		case correlateEval:
+			s.correlate = append(s.correlate, ev)
+		}
+		for _, a := range r.Alerts {
+			s.defaultFor[a.Name] = a.For
+		}
+	}
+	return s
+}
