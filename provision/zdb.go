@@ -4,8 +4,8 @@ import "regexp"
 
 // Fields of a `zdb -l` label.
 var (
-	reZdbName  = regexp.MustCompile(`(?m)^\s*name: '([^']*)'`)
-	reZdbState = regexp.MustCompile(`(?m)^\s*state: (\d+)`)
+	reZdbName  = regexp.MustCompile(`(?m)^[ \t]*name: '([^'\n]*)'`)
+	reZdbState = regexp.MustCompile(`(?m)^[ \t]*state: (\d+)`)
 )
 
 // zdbState reads a label's pool state with zdb -l: " (exported)" etc.
