@@ -18,6 +18,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// maxConfigSize bounds what Parse reads: a config is a few KiB, and a path
+// named by mistake (a log, /dev/zero) must not be read whole.
+const maxConfigSize = 4 << 20
+
 // DefaultPath is where zwatch looks for its config when none is named.
 const DefaultPath = "/etc/zwatch/zwatch.yaml"
 
@@ -204,9 +208,12 @@ func Load(path string, cat Catalog) (*Loaded, error) {
 
 // Parse reads and validates a config from r against the extensions in cat.
 func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("config is larger than %d MiB: is this the right file?", maxConfigSize>>20)
 	}
 	cfg := Default()
 	if len(bytes.TrimSpace(data)) > 0 {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -176,3 +177,24 @@ func TestExampleConfigIsValidAndComplete(t *testing.T) {
 	}
 	walkType(reflect.TypeOf(Config{}), "")
 }
+
+func TestBoundedReads(t *testing.T) {
+	if _, err := Parse(io.LimitReader(zeros{}, maxConfigSize+10), testCatalog); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Errorf("huge config: %v", err)
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, maxSecretFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{big: "larger than 64 KiB", dir: "not a regular file", "/dev/null": "not a regular file"} {
+		_, err := Parse(strings.NewReader("bus:\n  url: nats://x:4222\n  password: file:"+file+"\n"), testCatalog)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("secret file %s: %v, want %q", file, err, want)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }

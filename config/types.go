@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -82,9 +83,9 @@ func (s *Secret) UnmarshalYAML(n *yaml.Node) error {
 		*s = Secret{Value: v, source: raw}
 	case strings.HasPrefix(raw, "file:"):
 		path := strings.TrimPrefix(raw, "file:")
-		b, err := os.ReadFile(path)
+		b, err := readSecretFile(path)
 		if err != nil {
-			return fmt.Errorf("secret file %s cannot be read: %v", path, err)
+			return err
 		}
 		*s = Secret{Value: strings.TrimRight(string(b), "\r\n"), source: raw}
 	default:
@@ -109,3 +110,30 @@ func (s Secret) String() string {
 
 // IsSet reports whether a value is present.
 func (s Secret) IsSet() bool { return s.Value != "" }
+
+// maxSecretFile bounds a secret file: a token or password is bytes, not
+// megabytes, and a path pasted wrong (a log, a device) must not be read whole.
+const maxSecretFile = 64 << 10
+
+// readSecretFile reads a regular file of at most maxSecretFile bytes; a FIFO
+// or device (file:/dev/stdin) would block or never end.
+func readSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("secret file %s is not a regular file: name the file that holds the secret", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
+	}
+	if len(b) > maxSecretFile {
+		return nil, fmt.Errorf("secret file %s is larger than %d KiB: name the file that holds only the secret", path, maxSecretFile>>10)
+	}
+	return b, nil
+}

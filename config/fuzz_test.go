@@ -1,0 +1,31 @@
+package config_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/zwatch/zwatch/catalog"
+	"github.com/zwatch/zwatch/config"
+)
+
+// A config file is whatever a person pasted: Parse must answer every input
+// with a config or an error, never a panic, and a config it accepts must
+// print (check-config) and read back the same.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("notify:\n  channels:\n    - {name: a, type: ntfy, topic: t, token: x}\n    - {name: b, type: email, smtp: {host: h}, to: [x@y]}\n"))
+	f.Add([]byte("notify: {channels: [{type: webhook, url: 3, headers: {a: [1]}}]}\nrules: {for: {PoolState: -1s}}\n"))
+	cat := catalog.Config()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := config.Parse(bytes.NewReader(b), cat)
+		if err != nil {
+			return
+		}
+		out, err := l.Config.Masked()
+		if err != nil {
+			t.Fatalf("accepted config does not print: %v", err)
+		}
+		if _, err := config.Parse(bytes.NewReader(out), cat); err != nil && !bytes.Contains(out, []byte("***")) {
+			t.Fatalf("printed config does not read back: %v\n%s", err, out)
+		}
+	})
+}
