@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/yamlcheck"
 )
 
@@ -39,7 +39,8 @@ func (es *Errors) add(path, format string, args ...any) {
 
 // LoadPlan reads and validates a plan file.
 func LoadPlan(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	// One byte over the limit, so that ParsePlan names the size problem.
+	data, err := input.Read(path, maxPlanSize+1)
 	if err != nil {
 		return nil, fmt.Errorf("plan file: %w", err)
 	}

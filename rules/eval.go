@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -77,7 +77,7 @@ func wasSent(h *hostState, fp string) bool {
 
 // envelopeOf reads one saved output and wraps it as its collector would.
 func envelopeOf(file string, at time.Time, last *facts.CapacityData) (bus.Envelope, error) {
-	data, err := os.ReadFile(file)
+	data, err := input.Read(file, input.MaxToolOutput)
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
 	}

@@ -150,3 +150,39 @@ func TestRulesEvalJSON(t *testing.T) {
 		t.Fatalf("no firing VdevState for the offlined disk: %s", out)
 	}
 }
+
+// What is not a saved output is an error naming it, never "no pools, all
+// fine": an empty file, a directory, a device, endless stdin.
+func TestInputThatIsNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte(" \n\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--input", empty}, empty + " is empty"},
+		{[]string{"status", "--input", dir}, "is a directory"},
+		{[]string{"status", "--input", "/dev/zero"}, "is a device"},
+		{[]string{"disks", "--input", empty}, empty + " is empty"},
+		{[]string{"rules", "eval", "/dev/zero"}, "is a device"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: code %d, stderr %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+	// /dev/zero on stdin: bounded, then refused.
+	zero, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zero.Close()
+	saved := os.Stdin
+	os.Stdin = zero
+	defer func() { os.Stdin = saved }()
+	_, errOut, code := run(t, "status", "--input", "-")
+	if code != exitNoData || !strings.Contains(errOut, "stdin: larger than 64 MiB") {
+		t.Errorf("endless stdin: code %d, stderr %q", code, errOut)
+	}
+}

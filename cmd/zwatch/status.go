@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/fleet"
+	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -188,17 +188,20 @@ func readStatusFile(path string) ([]*zfs.Pool, error) {
 	return parseStatus(data, path)
 }
 
-// readInput reads a file named on the command line, or stdin for "-".
+// readInput reads a saved output named on the command line, or stdin for
+// "-", bounded (input.MaxToolOutput); an empty one is an error, never "no
+// pools, all fine".
 func readInput(path string) ([]byte, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, err := input.Read(path, input.MaxToolOutput)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		name := path
+		if path == "-" {
+			name = "stdin"
+		}
+		return nil, fmt.Errorf("%s is empty: save the tool's output there first (e.g. zpool status > FILE)", name)
 	}
 	return data, nil
 }
