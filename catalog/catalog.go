@@ -13,7 +13,7 @@ import (
 // Config is the catalogue config.Load and config.Parse check a file against.
 func Config() config.Catalog {
 	var cat config.Catalog
-	cat.Rules = rules.ConfigRules(rules.Catalogue())
+	cat.Rules = rules.Names()
 	for _, s := range notifiers.Services() {
 		cat.Channels = append(cat.Channels, s)
 	}

@@ -7,23 +7,9 @@ package config
 // package catalog builds the one zwatch uses.
 type Catalog struct {
 	// Rules are the alert names the rule engine can raise, in catalogue
-	// order (rules.ConfigRules of rules.Catalogue()).
-	Rules []RuleInfo
+	// order (rules.AlertNames of rules.Catalogue()).
+	Rules []string
 	// Channels are the channel types notify.channels may name, in the
 	// order the documentation presents them (see ChannelType).
 	Channels []ChannelType
-}
-
-// RuleInfo is what config needs to know of one alert name: that it exists.
-type RuleInfo struct {
-	Name string
-}
-
-// RuleNames lists the catalogue's alert names in order.
-func (c Catalog) RuleNames() []string {
-	out := make([]string, len(c.Rules))
-	for i, r := range c.Rules {
-		out[i] = r.Name
-	}
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
@@ -208,12 +209,9 @@ func Load(path string, cat Catalog) (*Loaded, error) {
 
 // Parse reads and validates a config from r against the extensions in cat.
 func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
+	data, err := input.From("config", r, maxConfigSize)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if len(data) > maxConfigSize {
-		return nil, fmt.Errorf("config is larger than %d MiB: is this the right file?", maxConfigSize>>20)
+		return nil, err
 	}
 	cfg := Default()
 	if len(bytes.TrimSpace(data)) > 0 {
@@ -354,7 +352,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 		errs.add("fleet.lease_ttl", FormatDuration(c.Fleet.LeaseTTL.D()), "too long: at most 5m (a standby server waits this long to take over)")
 	}
 	c.Maintenance.validate("maintenance", errs)
-	c.Rules.validate("rules", errs, cat.RuleNames())
+	c.Rules.validate("rules", errs, cat.Rules)
 	c.Notify.validate("notify", errs, cat)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
@@ -179,7 +180,7 @@ func TestExampleConfigIsValidAndComplete(t *testing.T) {
 }
 
 func TestBoundedReads(t *testing.T) {
-	if _, err := Parse(io.LimitReader(zeros{}, maxConfigSize+10), testCatalog); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+	if _, err := Parse(io.LimitReader(testutil.Zeros{}, maxConfigSize+10), testCatalog); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
 		t.Errorf("huge config: %v", err)
 	}
 	dir := t.TempDir()
@@ -194,7 +195,3 @@ func TestBoundedReads(t *testing.T) {
 		}
 	}
 }
-
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }

@@ -9,7 +9,7 @@ import (
 func TestRulesDefaultsValid(t *testing.T) {
 	var errs Errors
 	r := DefaultRules()
-	r.validate("rules", &errs, testCatalog.RuleNames())
+	r.validate("rules", &errs, testCatalog.Rules)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -66,4 +66,4 @@ func TestRulesValidationNamesPath(t *testing.T) {
 
 // testCatalog stands in for catalog.Config(), which this package's own tests
 // cannot import: a few real rule names.
-var testCatalog = Catalog{Rules: []RuleInfo{{Name: "PoolState"}, {Name: "PoolCapacity"}, {Name: "SmartTemperature"}}}
+var testCatalog = Catalog{Rules: []string{"PoolState", "PoolCapacity", "SmartTemperature"}}

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/internal/input"
 	"gopkg.in/yaml.v3"
 )
 
@@ -118,22 +120,13 @@ const maxSecretFile = 64 << 10
 // readSecretFile reads a regular file of at most maxSecretFile bytes; a FIFO
 // or device (file:/dev/stdin) would block or never end.
 func readSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("secret file %s is not a regular file: name the file that holds the secret", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, err)
-	}
-	if len(b) > maxSecretFile {
-		return nil, fmt.Errorf("secret file %s is larger than %d KiB: name the file that holds only the secret", path, maxSecretFile>>10)
+	b, err := input.ReadRegular(path, maxSecretFile)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("secret file %s cannot be read: %v", path, pe)
+	case err != nil:
+		return nil, fmt.Errorf("secret file: %w", err)
 	}
 	return b, nil
 }

@@ -88,9 +88,9 @@ func TestNamesMatchConfig(t *testing.T) {
 		nameARCThrottle, nameARCHitRatio,
 		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,
 	}
-	cat := config.Catalog{Rules: ConfigRules(Catalogue())}
-	if !slices.Equal(want, Names()) || !slices.Equal(want, cat.RuleNames()) {
-		t.Errorf("want %v\nnames %v\nconfig %v", want, Names(), cat.RuleNames())
+	cat := config.Catalog{Rules: AlertNames(Catalogue())}
+	if !slices.Equal(want, Names()) || !slices.Equal(want, cat.Rules) {
+		t.Errorf("want %v\nnames %v\nconfig %v", want, Names(), cat.Rules)
 	}
 }
 

@@ -3,7 +3,6 @@ package rules
 import (
 	"time"
 
-	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -123,20 +122,14 @@ func Alerts(catalogue []Rule) []AlertInfo {
 }
 
 // Names lists every alert name the engine can raise, in catalogue order.
-func Names() []string {
-	var out []string
-	for _, a := range Alerts(Catalogue()) {
-		out = append(out, a.Name)
-	}
-	return out
-}
+func Names() []string { return AlertNames(Catalogue()) }
 
-// ConfigRules is what config validates rules.for and rules.disabled
-// against (config.Catalog.Rules): the alert names of a catalogue.
-func ConfigRules(catalogue []Rule) []config.RuleInfo {
-	var out []config.RuleInfo
+// AlertNames lists the alert names of a catalogue in order: what config
+// validates rules.for and rules.disabled against (config.Catalog.Rules).
+func AlertNames(catalogue []Rule) []string {
+	var out []string
 	for _, a := range Alerts(catalogue) {
-		out = append(out, config.RuleInfo{Name: a.Name})
+		out = append(out, a.Name)
 	}
 	return out
 }

@@ -23,6 +23,17 @@ func Read(path string, limit int64) ([]byte, error) {
 	if path == "-" {
 		return From("stdin", os.Stdin, limit)
 	}
+	return readFile(path, limit, false)
+}
+
+// ReadRegular reads the file at path, up to limit bytes, refusing anything
+// but a regular file: for what zwatch reads unattended at start-up (a secret
+// file), where a pipe or a device would block it or never end.
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, true)
+}
+
+func readFile(path string, limit int64, regularOnly bool) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -33,6 +44,8 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	switch m := st.Mode(); {
+	case regularOnly && !m.IsRegular():
+		return nil, fmt.Errorf("read %s: not a regular file: name the file itself", path)
 	case m.IsDir():
 		return nil, fmt.Errorf("read %s: is a directory: name the file that holds the saved output", path)
 	case m&(os.ModeDevice|os.ModeCharDevice) != 0:

@@ -7,11 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zwatch/zwatch/internal/testutil"
 )
-
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 func TestReadRefusesWhatIsNoSavedOutput(t *testing.T) {
 	dir := t.TempDir()
@@ -39,10 +37,10 @@ func TestReadRefusesWhatIsNoSavedOutput(t *testing.T) {
 
 func TestFromIsBounded(t *testing.T) {
 	// Endless input (stdin from /dev/zero) stops at the limit.
-	if _, err := From("stdin", zeros{}, 1<<20); err == nil || !strings.Contains(err.Error(), "stdin: larger than 1 MiB") {
+	if _, err := From("stdin", testutil.Zeros{}, 1<<20); err == nil || !strings.Contains(err.Error(), "stdin: larger than 1 MiB") {
 		t.Errorf("endless input: %v", err)
 	}
-	b, err := From("x", io.LimitReader(zeros{}, 1<<20), 1<<20)
+	b, err := From("x", io.LimitReader(testutil.Zeros{}, 1<<20), 1<<20)
 	if err != nil || len(b) != 1<<20 {
 		t.Errorf("exactly the limit: %d bytes, %v", len(b), err)
 	}

@@ -23,3 +23,10 @@ func PrependPath(t testing.TB, dir string) {
 	t.Helper()
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
+
+// Zeros is endless input, like /dev/zero: for proving that a reader stops
+// at its bound.
+type Zeros struct{}
+
+// Read fills p with zero bytes.
+func (Zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -67,10 +68,7 @@ var (
 
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
-	api := c.APIURL
-	if api == "" {
-		api = DefaultAPI
-	}
+	api := strutil.FirstNonEmpty(c.APIURL, DefaultAPI)
 	return &Sender{api: api, token: c.Token.Value, user: c.User.Value, customAPI: c.APIURL != "", client: env.HTTP}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -72,10 +73,7 @@ var (
 
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
-	api := strings.TrimRight(c.APIURL, "/")
-	if api == "" {
-		api = DefaultAPI
-	}
+	api := strutil.FirstNonEmpty(strings.TrimRight(c.APIURL, "/"), DefaultAPI)
 	return &Sender{webhook: c.WebhookURL.Value, api: api, token: c.Token.Value, channel: c.Channel, customAPI: c.APIURL != "", client: env.HTTP}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -30,10 +31,7 @@ var (
 
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
-	api := strings.TrimRight(c.APIURL, "/")
-	if api == "" {
-		api = DefaultAPI
-	}
+	api := strutil.FirstNonEmpty(strings.TrimRight(c.APIURL, "/"), DefaultAPI)
 	return &Sender{api: api, token: c.Token.Value, customAPI: c.APIURL != "", chats: c.ChatIDs, client: env.HTTP, sent: map[string]map[string]bool{}}
 }
 
