@@ -22,9 +22,15 @@ type cond struct {
 	desc     string
 	evidence map[string]string
 	repl     *alert.Replacement
-	// news is a rising value (an error total, a raw SMART count): when it
-	// grows past what was last sent, the alert is sent again.
-	news   uint64
+	// news identifies an event the person must hear of even though the
+	// alert already fires (a new scrub's end, a newer failed self-test):
+	// when it grows past what was last sent, the alert is sent again.
+	news uint64
+	// count is a rising count (an error total, a raw SMART counter). Every
+	// increase is not news: the alert is sent again only when the count
+	// reaches the next power of ten (countLevel), so a scrub that finds a
+	// few more checksum errors each minute pages once, not once a minute.
+	count  uint64
 	serial string
 	pool   string
 }
@@ -58,8 +64,8 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 		t.A.Description = c.desc
 		t.A.Evidence = c.evidence
 		t.A.Replacement = c.repl
-		if c.news > t.News {
-			t.News = c.news
+		if n := max(c.news, countLevel(c.count)); n > t.News {
+			t.News = n
 		}
 		if c.serial != "" {
 			t.Serial = c.serial
@@ -321,6 +327,17 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// countLevel is the step of the threshold ladder a count has reached: 0
+// for none, 1 for 1–9, 2 for 10–99, 3 for 100–999, … A count is news again
+// only when its level rises.
+func countLevel(n uint64) uint64 {
+	var l uint64
+	for ; n > 0; n /= 10 {
+		l++
+	}
+	return l
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -26,7 +26,7 @@ func poolDataErrorsRule() Rule {
 const maxFiles = 50
 
 // namePoolDataErrors: permanent errors — data ZFS could not repair. Critical,
-// and sent again whenever the count grows.
+// and sent again when the count reaches the next power of ten (10, 100, …).
 func rulePoolDataErrors(c *evalCtx, p *zfs.Pool) {
 	n := p.DataErrors.Count
 	if n < len(p.DataErrors.Files) {
@@ -56,7 +56,7 @@ func rulePoolDataErrors(c *evalCtx, p *zfs.Pool) {
 		summary += ": " + files[0]
 	}
 	c.emit(cond{
-		name: namePoolDataErrors, severity: alert.Critical, pool: p.Name, news: uint64(n),
+		name: namePoolDataErrors, severity: alert.Critical, pool: p.Name, count: uint64(n),
 		labels:  map[string]string{"pool": p.Name},
 		summary: summary, desc: desc, evidence: ev,
 	})

@@ -21,12 +21,12 @@ func nvmeRule() Rule {
 			Name:       nameNVMeMediaErrors,
 			Thresholds: []Threshold{{"smart.nvme_media_errors.warning", "1"}, {"smart.nvme_media_errors.critical", "10"}},
 			Severity:   "per `smart.nvme_media_errors` ({smart.nvme_media_errors.warning}/{smart.nvme_media_errors.critical})",
-			Condition:  "media/data integrity errors; each rise sent again",
+			Condition:  "media/data integrity errors; sent again at 10, 100, … errors",
 		}, {
 			Name:       nameNVMeSpare,
 			Thresholds: []Threshold{{"smart.nvme_spare_warning", "20"}},
 			Severity:   "critical ≤ the drive's threshold, warning ≤ `nvme_spare_warning` ({smart.nvme_spare_warning} %)",
-			Condition:  "available spare",
+			Condition:  "available spare; none when the drive reports 0 % spare with a 0 % threshold (no spare reporting)",
 		}, {
 			Name:       nameNVMeWearout,
 			Thresholds: []Threshold{{"smart.nvme_used_warning", "90"}},
@@ -61,9 +61,15 @@ func nvmeWarningBits(v uint64) []string {
 
 // nameNVMe: the NVMe health log. A set critical-warning bit is the drive
 // asking for replacement (critical); media errors are unrecovered data
-// integrity errors, sent again on every increase; available spare nearing
-// its threshold and endurance used past rules.smart.nvme_used_warning warn
-// of the end of the drive's life.
+// integrity errors, sent again when their count reaches the next power of
+// ten; available spare nearing its threshold and endurance used past
+// rules.smart.nvme_used_warning warn of the end of the drive's life.
+//
+// A drive that reports 0 % spare with a 0 % threshold does not report its
+// spare at all (QEMU's emulated NVMe does exactly that,
+// testdata/captured/zfs-2.3.2/a.smartctl-a-json-nvme.json): a real drive
+// at 0 % would have a threshold above it and set critical_warning bit 0,
+// which NVMeCriticalWarning reports anyway.
 func ruleNVMe(c *evalCtx, r *smart.Report) {
 	n := r.NVMe
 	if n == nil {
@@ -84,14 +90,15 @@ func ruleNVMe(c *evalCtx, r *smart.Report) {
 	if sev := level(n.MediaErrors, c.cfg.Smart.MediaErrors); sev != "" {
 		ev := smartEvidence(r)
 		ev["media_errors"] = itoa(n.MediaErrors)
-		c.emit(cond{name: nameNVMeMediaErrors, severity: sev, news: n.MediaErrors,
+		c.emit(cond{name: nameNVMeMediaErrors, severity: sev, count: n.MediaErrors,
 			labels:   labels(),
 			summary:  fmt.Sprintf("%s: %d NVMe media errors", where, n.MediaErrors),
 			desc:     fmt.Sprintf("%s %s reports %d unrecovered media/data integrity errors.", r.Model, diskLabel(r), n.MediaErrors),
 			evidence: ev, repl: smartRepl(c, r)})
 	}
 	spareThr := n.AvailableSpareThreshold
-	if n.AvailableSpare < 100 || spareThr > 0 {
+	reportsSpare := n.AvailableSpare > 0 || spareThr > 0
+	if reportsSpare && (n.AvailableSpare < 100 || spareThr > 0) {
 		var sev alert.Severity
 		switch {
 		case spareThr > 0 && n.AvailableSpare <= spareThr:

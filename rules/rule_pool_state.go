@@ -77,7 +77,7 @@ func rulePoolState(c *evalCtx, p *zfs.Pool) {
 // errors it already corrected (ZFS-8000-9P) or for a pool that is merely
 // behind on features. The first is worth a look; the second is information.
 func rulePoolStatusMessage(c *evalCtx, p *zfs.Pool) {
-	if p.State != zfs.StateOnline || (p.MsgID == "" && strings.TrimSpace(p.Status) == "") {
+	if p.State != zfs.StateOnline || (p.MsgID == "" && strings.TrimSpace(p.Status) == "") || routineResilver(p) {
 		return
 	}
 	sev := alert.Warning

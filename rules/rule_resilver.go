@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
@@ -15,7 +16,7 @@ func resilverRule() Rule {
 		Alerts: []AlertInfo{{
 			Name:      nameResilver,
 			Severity:  "info",
-			Condition: "resilver running; its resolved notice says it finished",
+			Condition: "resilver running; its resolved notice says it finished; a routine one (no data or device errors) is only this notice, no `PoolStatusMessage` warning",
 		}},
 	}
 }
@@ -52,9 +53,40 @@ func ruleResilver(c *evalCtx, p *zfs.Pool) {
 	if len(targets) > 0 {
 		desc += fmt.Sprintf(" Writing to %v.", targets)
 	}
+	if routineResilver(p) {
+		desc += " No data or device errors: nothing to do but let it finish."
+	}
 	c.emit(cond{name: nameResilver, severity: alert.Info, pool: p.Name,
 		labels:  map[string]string{"pool": p.Name},
 		summary: summary, desc: desc, evidence: ev})
+}
+
+// routineResilver: the pool resilvers what a device missed (it came back
+// after a replug or `zpool online`) or onto a new one (`zpool replace`),
+// and nothing is wrong with the data: no permanent errors, no device with
+// READ/WRITE/CKSUM errors, no errors in the scan. zpool's status text then
+// only says "One or more devices is currently being resilvered"; the
+// Resilver notice (info) tells that, so PoolStatusMessage does not page
+// it as a warning. Errors make it no routine: the status message stays.
+func routineResilver(p *zfs.Pool) bool {
+	s := &p.Scan
+	if s.Function != zfs.ScanResilver || s.State != zfs.ScanStateScanning || s.Errors > 0 {
+		return false
+	}
+	if p.MsgID != "" || !strings.Contains(strings.ToLower(p.Status), "currently being resilvered") {
+		return false
+	}
+	if p.DataErrors.Count > 0 || len(p.DataErrors.Files) > 0 {
+		return false
+	}
+	for _, cv := range p.AllVdevs() {
+		for _, l := range cv.Vdev.Leaves() {
+			if l.ReadErrors+l.WriteErrors+l.ChecksumErrors > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // noteResilverEnds rewrites a finished resilver's resolved notice to say how

@@ -28,7 +28,7 @@ func scrubRule() Rule {
 		}, {
 			Name:      nameScrubErrors,
 			Severity:  "critical (unrepaired errors) / warning (repaired bytes)",
-			Condition: "last scrub's result; a new scrub with errors is sent again",
+			Condition: "last finished scrub's result, kept while a resilver or the next scrub runs; a new scrub with errors is sent again",
 		}, {
 			Name:       nameScrubPaused,
 			Thresholds: []Threshold{{"scrub.paused_max", "8h"}},
@@ -43,7 +43,8 @@ func scrubRule() Rule {
 //   - ScrubNever: no scrub on record (a new pool gets rules.for 24h of grace);
 //   - ScrubOverdue: the last scrub ended longer ago than rules.scrub.max_age;
 //   - ScrubErrors: the last scrub found errors it could not repair
-//     (critical) or repaired bytes (warning: a disk returned bad data);
+//     (critical) or repaired bytes (warning: a disk returned bad data),
+//     until a later scrub ends clean (see scrubFinding);
 //   - ScrubPaused: paused longer than rules.scrub.paused_max.
 //
 // The last scrub's end is kept in the state, because after a resilver
@@ -78,23 +79,24 @@ func ruleScrub(c *evalCtx, p *zfs.Pool) {
 		}
 	}
 
-	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStateFinished && (s.Errors > 0 || s.RepairedBytes > 0) {
+	if f, ok := scrubFinding(s, hist); ok && (f.errors > 0 || f.repaired > 0) {
 		var news uint64
-		if s.End != nil {
-			news = uint64(s.End.Unix())
+		ev := map[string]string{"errors": itoa(f.errors), "repaired_bytes": itoa(f.repaired)}
+		if f.end != nil {
+			news = uint64(f.end.Unix())
+			ev["scrub_end"] = f.end.UTC().Format(time.RFC3339)
 		}
-		ev := map[string]string{"errors": itoa(s.Errors), "repaired_bytes": itoa(s.RepairedBytes)}
-		if s.Text != "" {
-			ev["scan"] = oneLine(s.Text)
+		if f.text != "" {
+			ev["scan"] = oneLine(f.text)
 		}
-		if s.Errors > 0 {
+		if f.errors > 0 {
 			c.emit(cond{name: nameScrubErrors, severity: alert.Critical, pool: p.Name, labels: labels, news: news,
-				summary:  fmt.Sprintf("scrub of %s ended with %d error(s)", p.Name, s.Errors),
-				desc:     fmt.Sprintf("The last scrub of %s could not repair %d error(s): see `zpool status -v %s` for affected files and the devices' error counters.", p.Name, s.Errors, p.Name),
+				summary:  fmt.Sprintf("scrub of %s ended with %d error(s)", p.Name, f.errors),
+				desc:     fmt.Sprintf("The last scrub of %s could not repair %d error(s): see `zpool status -v %s` for affected files and the devices' error counters.", p.Name, f.errors, p.Name),
 				evidence: ev})
 		} else {
 			c.emit(cond{name: nameScrubErrors, severity: alert.Warning, pool: p.Name, labels: labels, news: news,
-				summary:  fmt.Sprintf("scrub of %s repaired %s", p.Name, units.IEC(s.RepairedBytes)),
+				summary:  fmt.Sprintf("scrub of %s repaired %s", p.Name, units.IEC(f.repaired)),
 				desc:     fmt.Sprintf("The last scrub of %s found and repaired bad data: a device returned wrong blocks. Check which device's CKSUM counter rose and its SMART data.", p.Name),
 				evidence: ev})
 		}
@@ -107,6 +109,30 @@ func ruleScrub(c *evalCtx, p *zfs.Pool) {
 				desc:    fmt.Sprintf("A paused scrub protects nothing. Resume it with `zpool scrub %s`.", p.Name)})
 		}
 	}
+}
+
+// finding is what the last finished scrub of a pool found.
+type finding struct {
+	errors, repaired uint64
+	end              *time.Time
+	text             string // the scan line, when it still shows that scrub
+}
+
+// scrubFinding is the result of the last finished scrub. zpool status
+// shows only the newest scan, so once a resilver starts (a disk came back,
+// `zpool replace`) or another scrub runs, the last scrub's result is the
+// one remembered: the resilver repairs one device and proves nothing about
+// the rest, so the finding stands until a later scrub completes clean. A
+// pool whose scan line says "none requested" has no scrub of its own on
+// record (a new pool under an old name): no finding.
+func scrubFinding(s *zfs.Scan, hist *scrubHistory) (finding, bool) {
+	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStateFinished {
+		return finding{errors: s.Errors, repaired: s.RepairedBytes, end: s.End, text: s.Text}, true
+	}
+	if s.Function == "" || s.Function == zfs.ScanNone || hist == nil || hist.LastEnd == nil {
+		return finding{}, false
+	}
+	return finding{errors: hist.LastErrors, repaired: hist.LastRepaired, end: hist.LastEnd}, true
 }
 
 // fmtDur prints 3d, 8h0m0s — days when whole.

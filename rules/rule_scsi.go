@@ -39,7 +39,7 @@ func ruleSCSIDefects(c *evalCtx, r *smart.Report) {
 			ev[k] = itoa(*p)
 		}
 	}
-	c.emit(cond{name: nameSCSIGrownDefects, severity: sev, news: v,
+	c.emit(cond{name: nameSCSIGrownDefects, severity: sev, count: v,
 		labels:   map[string]string{"disk": diskLabel(r)},
 		summary:  fmt.Sprintf("%s: %d grown defects", smartWhere(c, r), v),
 		desc:     fmt.Sprintf("The grown defect list of %s %s holds %d sectors. A growing list means the surface is failing.", r.Model, diskLabel(r), v),

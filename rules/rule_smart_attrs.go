@@ -26,7 +26,7 @@ func smartAttributesRule() Rule {
 				"187 ({smart.reported_uncorrect.warning}/{smart.reported_uncorrect.critical}), " +
 				"188 ({smart.command_timeout.warning}/{smart.command_timeout.critical}), " +
 				"197 (pending {smart.pending.warning}/{smart.pending.critical}), " +
-				"198 ({smart.offline_uncorrectable.warning}/{smart.offline_uncorrectable.critical}); each rise is sent again",
+				"198 ({smart.offline_uncorrectable.warning}/{smart.offline_uncorrectable.critical}); sent again when the raw value reaches 10, 100, …",
 		}},
 	}
 }
@@ -53,8 +53,9 @@ func smartCounters() []smartCounter {
 }
 
 // nameSmartAttributes: a counter at or above its level. The alert carries
-// the raw value as news, so every increase is sent again; a steady value is
-// only repeated on the repeat interval. Per-disk or per-model overrides
+// the raw value as its count, so it is sent again when the value reaches
+// the next power of ten (a few more pending sectors are not news); a steady
+// value is only repeated on the repeat interval. Per-disk or per-model overrides
 // silence or re-threshold a vendor's bogus counter.
 func ruleSmartAttributes(c *evalCtx, r *smart.Report) {
 	for _, sc := range smartCounters() {
@@ -74,7 +75,7 @@ func ruleSmartAttributes(c *evalCtx, r *smart.Report) {
 		ev := smartEvidence(r)
 		ev["attribute"] = fmt.Sprintf("%d %s", a.ID, a.Name)
 		ev["raw"] = itoa(v)
-		c.emit(cond{name: nameSmartAttribute, severity: sev, news: v,
+		c.emit(cond{name: nameSmartAttribute, severity: sev, count: v,
 			labels:  map[string]string{"disk": diskLabel(r), "attribute": fmt.Sprint(sc.id)},
 			summary: fmt.Sprintf("%s: %d %s", smartWhere(c, r), v, sc.what),
 			desc: fmt.Sprintf("SMART attribute %d (%s) of %s %s is %d (warning at %d, critical at %d). Drives with growing counts here fail far more often: make sure the data has redundancy and plan a replacement.",

@@ -59,7 +59,7 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 	}
 	ev := smartEvidence(r)
 	ev["raw"] = itoa(v)
-	c.emit(cond{name: nameSmartCRC, severity: alert.Warning, news: v,
+	c.emit(cond{name: nameSmartCRC, severity: alert.Warning, count: v,
 		labels:  map[string]string{"disk": diskLabel(r)},
 		summary: fmt.Sprintf("%s: %d link CRC errors — check %s, not the disk", smartWhere(c, r), v, link),
 		desc: fmt.Sprintf("UDMA CRC errors (attribute 199) on %s rose to %d. The disk is probably fine: transfers to it get corrupted on the way. Reseat or replace %s (at %s).",

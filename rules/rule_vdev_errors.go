@@ -65,7 +65,8 @@ func countErrors(h *hostState, key string, l *zfs.Vdev, now time.Time) (inc uint
 
 // nameVdevErrors: READ/WRITE/CKSUM counters of a device went up. The alert
 // stays while the counters are not cleared and the last increase is younger
-// than rules.errors.hold; each further increase sends it again. Alongside,
+// than rules.errors.hold; it is sent again when the total of new errors
+// reaches the next power of ten (10, 100, …), not on every rise. Alongside,
 // VdevErrorRate mirrors ZED's diagnosis engine: rules.errors.rate_count
 // errors within rules.errors.rate_window on one device is critical.
 func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
@@ -98,7 +99,7 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 			}
 			if c.now.Sub(vc.LastIncrease) < c.cfg.Errors.Hold.D() {
 				c.emit(cond{
-					name: nameVdevErrors, severity: alert.Warning, pool: p.Name, serial: serial, news: vc.Total,
+					name: nameVdevErrors, severity: alert.Warning, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
 					summary: fmt.Sprintf("%s in %s/%s: %s", what, p.Name, cv.Vdev.Name, errorText(l)),
 					desc: fmt.Sprintf("The error counters of %s rose (%d new since zwatch started watching it). Checksum errors mean bad data came back; read/write errors mean I/O failed. Check the disk's SMART data and cabling; `zpool clear %s` once fixed.",
@@ -108,7 +109,7 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 			}
 			if n := recentErrors(vc, c.now, c.cfg.Errors.RateWindow.D()); n >= uint64(c.cfg.Errors.RateCount) {
 				c.emit(cond{
-					name: nameVdevErrorRate, severity: alert.Critical, pool: p.Name, serial: serial, news: vc.Total,
+					name: nameVdevErrorRate, severity: alert.Critical, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
 					summary: fmt.Sprintf("%s in %s/%s: %d errors in %s", what, p.Name, cv.Vdev.Name, n, c.cfg.Errors.RateWindow.D()),
 					desc: fmt.Sprintf("%d I/O or checksum errors within %s on %s: at this rate ZFS's diagnosis engine faults a device. Prepare a replacement.",

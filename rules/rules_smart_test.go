@@ -67,10 +67,12 @@ func TestSmartOverrides(t *testing.T) {
 	}
 }
 
-// A rising counter is news: the alert is sent again; a steady one is not.
+// A counter reaching the next power of ten is news: the alert is sent
+// again; one more pending sector, or a steady count, is not.
 func TestSmartAttributeIncreaseResends(t *testing.T) {
 	r := smartReport(t, "usb-jmicron-hitachi-hdd-failing-realloc-now.json")
-	e := newTestEngine(func(c *config.RulesConfig) { c.GroupWait = 0 })
+	// Critical at 100 pending, so that 10 is the ladder alone, no severity rise.
+	e := newTestEngine(func(c *config.RulesConfig) { c.GroupWait, c.Smart.Pending.Critical = 0, 100 })
 	observe(t, e, smartEnv(t, r, t0), t0)
 	if n := e.Tick(t0); len(n) != 1 {
 		t.Fatalf("first: %d notifications", len(n))
@@ -81,7 +83,12 @@ func TestSmartAttributeIncreaseResends(t *testing.T) {
 	}
 	attr(r, 197).Raw, attr(r, 197).RawString = 9, "9" // hand-made: one more pending sector
 	observe(t, e, smartEnv(t, r, t0.Add(time.Hour)), t0.Add(time.Hour))
-	sameList(t, noteLines(e.Tick(t0.Add(time.Hour))), []string{"firing warning SmartAttribute: MSK423Y20S3HBC (/dev/sdc): 9 pending sectors", "--"})
+	if n := e.Tick(t0.Add(time.Hour)); len(n) != 0 {
+		t.Fatalf("8 → 9 pending sectors paged again: %v", noteLines(n))
+	}
+	attr(r, 197).Raw, attr(r, 197).RawString = 10, "10" // hand-made: the tenth
+	observe(t, e, smartEnv(t, r, t0.Add(2*time.Hour)), t0.Add(2*time.Hour))
+	sameList(t, noteLines(e.Tick(t0.Add(2*time.Hour))), []string{"firing warning SmartAttribute: MSK423Y20S3HBC (/dev/sdc): 10 pending sectors", "--"})
 }
 
 // Cases no real output shows (no fixture has a CRC count, a hot disk, a
