@@ -62,8 +62,9 @@ func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream) error {
 
 // deadLetter stores the notification, reports it through the other
 // channels, and only then removes it from the channel's queue: a crash in
-// between repeats the report, it never loses it.
-func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, n alert.Notification, cause error, log *slog.Logger) {
+// between repeats the report, it never loses it. It reports whether the
+// notification was stored; if not, the caller tries again later.
+func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, n alert.Notification, cause error, log *slog.Logger) (stored bool) {
 	host := n.Host
 	if host == "" {
 		host = w.host
@@ -81,8 +82,7 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstr
 	}
 	if err != nil {
 		log.Error("cannot store the undeliverable notification; retrying later", "err", err)
-		_ = msg.NakWithDelay(w.max)
-		return
+		return false
 	}
 	log.Error("notification dead-lettered: giving up on this channel", "summary", Render(n).Summary,
 		"attempts", meta.NumDelivered, "queued_at", meta.Timestamp, "err", cause)
@@ -92,6 +92,7 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstr
 		}
 	}
 	w.ack(ctx, msg, n, log)
+	return true
 }
 
 // report publishes a warning notification to the outbox; every channel but

@@ -31,8 +31,9 @@ type Options struct {
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
-// until ctx ends. Each channel has its own durable consumer and goroutine:
-// a slow or broken channel delays only itself.
+// until ctx ends. Each channel has its own durable consumer and goroutines:
+// a slow or broken channel delays only itself, and within a channel one
+// incident's retries delay only that incident (order.go).
 func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -76,6 +77,8 @@ type worker struct {
 	// done remembers recently delivered notification ids, so a redelivery
 	// after a failed acknowledgement is not sent twice.
 	done *recent
+	// order keeps each incident's notifications in order (order.go).
+	order *lines
 }
 
 func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
@@ -96,10 +99,17 @@ func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, l
 	if w.ackWait <= 0 {
 		w.ackWait = max(2*w.timeout, 30*time.Second)
 	}
+	w.order = newLines(w)
 	return w
 }
 
+// run fetches the channel's notifications and queues each behind the
+// earlier ones of its incident; the incidents deliver independently.
 func (w *worker) run(ctx context.Context) {
+	defer w.order.stop()
+	kctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go w.order.keepAlive(kctx)
 	var cons jetstream.Consumer
 	for ctx.Err() == nil {
 		if cons == nil {
@@ -110,6 +120,7 @@ func (w *worker) run(ctx context.Context) {
 				continue
 			}
 			cons = c
+			w.order.learnPending(ctx, cons)
 		}
 		// Long poll, bounded so shutdown and consumer loss are noticed.
 		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -117,7 +128,7 @@ func (w *worker) run(ctx context.Context) {
 		cancel()
 		switch {
 		case err == nil:
-			w.handle(ctx, msg)
+			w.order.dispatch(ctx, msg)
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
@@ -171,30 +182,34 @@ func (w *worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
 }
 
 // handle delivers one outbox message. It is acknowledged only after the
-// service accepted it; a failure is retried later, and after retry_for it
-// goes to the dead-letter stream.
-func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+// service accepted it, and after retry_for it goes to the dead-letter
+// stream. A failure returns when to try again: the message keeps its place
+// at the head of its incident meanwhile. Zero: done with this message.
+// failed counts this run's failed attempts at it so far.
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (retryIn time.Duration) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Error("outbox message without metadata; dropping it", "err", err)
 		_ = msg.Term()
-		return
+		return 0
 	}
 	var n alert.Notification
 	if _, err := bus.Decode(msg.Data(), "notification", &n); err != nil {
 		w.log.Error("outbox message is not a notification; dropping it", "subject", msg.Subject(), "seq", meta.Sequence.Stream, "err", err)
 		_ = msg.TermWithReason("undecodable")
-		return
+		return 0
 	}
-	log := w.log.With("id", n.ID, "attempt", meta.NumDelivered)
+	// Retries happen in this run, not by redelivery: count both.
+	attempt := meta.NumDelivered + failed
+	log := w.log.With("id", n.ID, "attempt", attempt)
 	if n.ID != "" && w.done.has(n.ID) {
 		w.ack(ctx, msg, n, log)
-		return
+		return 0
 	}
 	sel, ok := w.ch.Select(n)
 	if !ok {
 		w.ack(ctx, msg, n, log)
-		return
+		return 0
 	}
 	m := RenderGuided(sel, w.guide)
 	start := time.Now()
@@ -208,27 +223,29 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 			"since_created", time.Since(n.Created).Round(time.Millisecond))
 		w.done.add(n.ID)
 		w.ack(ctx, msg, n, log)
-		return
+		return 0
 	}
 	if ctx.Err() != nil {
 		// Shutting down mid-send: hand it back at once for the next run.
 		_ = msg.Nak()
-		return
+		return 0
 	}
 	age := time.Since(meta.Timestamp)
 	if age >= w.retryFor {
-		w.deadLetter(ctx, msg, meta, n, err, log)
-		return
+		m := *meta
+		m.NumDelivered = attempt
+		if w.deadLetter(ctx, msg, &m, n, err, log) {
+			return 0
+		}
+		return w.max
 	}
-	delay := backoff(meta.NumDelivered, w.initial, w.max)
+	delay := backoff(attempt, w.initial, w.max)
 	if left := w.retryFor - age; delay > left {
 		delay = left
 	}
 	log.Warn("notification not delivered; will retry", "err", err, "retry_in", delay.Round(time.Millisecond),
 		"gives_up_in", (w.retryFor - age).Round(time.Second))
-	if nerr := msg.NakWithDelay(delay); nerr != nil {
-		log.Warn("cannot schedule the retry; the bus redelivers after ack_wait", "err", nerr)
-	}
+	return max(delay, time.Millisecond)
 }
 
 // send runs one attempt under send_timeout, telling the bus the message is

@@ -50,6 +50,10 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 	if err != nil {
 		return fmt.Errorf("rules: consumer %s on %s: %w", ConsumerName, bus.StreamFacts, err)
 	}
+	stream, err := streamID(ctx, b.JS)
+	if err != nil {
+		return err
+	}
 	msgs, err := cons.Messages(jetstream.PullMaxMessages(64))
 	if err != nil {
 		return fmt.Errorf("rules: consume %s: %w", bus.StreamFacts, err)
@@ -74,7 +78,7 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 	}()
 	defer msgs.Stop()
 
-	r := &runner{e: e, b: b, kv: kv, log: log}
+	r := &runner{e: e, b: b, kv: kv, log: log, stream: stream}
 	log.Info("rule engine running", "consumer", ConsumerName, "stream", bus.StreamFacts)
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
@@ -101,6 +105,8 @@ type runner struct {
 	b   *bus.Bus
 	kv  jetstream.KeyValue
 	log *slog.Logger
+	// stream identifies the facts stream the sequences count in.
+	stream string
 }
 
 func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
@@ -126,7 +132,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 			r.log.Debug("fact", "subject", m.Subject(), "age", start.Sub(env.CollectedAt).Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
 		}()
 	}
-	if err := r.e.Observe(env, start); err != nil {
+	if err := r.e.ObserveSeq(env, positionOf(m, r.stream), start); err != nil {
 		// A message that cannot be read now never will be.
 		r.log.Warn("rules: dropping message", "subject", m.Subject(), "err", err)
 		_ = m.Term()

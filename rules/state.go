@@ -43,6 +43,11 @@ type hostState struct {
 	Collectors    map[string]*collectorState `json:"collectors,omitempty"`
 	Heartbeat     *time.Time                 `json:"heartbeat,omitempty"`
 	ARCThrottleAt *time.Time                 `json:"arc_throttle_at,omitempty"`
+	// Applied is the facts stream sequence of the last fact applied from
+	// each source (subject and collector; see ObserveSeq), at most
+	// maxSources of them, and Stream the stream they count in.
+	Applied map[string]uint64 `json:"applied,omitempty"`
+	Stream  string            `json:"stream,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool

@@ -1,0 +1,196 @@
+package notifiers_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
+)
+
+// incident is one notification of group g: firing at severity sev, or its
+// resolved notice when sev is "".
+func incident(g, id string, sev alert.Severity) alert.Notification {
+	n := notifytest.Firing("nas1", id)
+	n.GroupKey = "host=nas1,pool=" + g
+	a := n.Alerts[0]
+	a.Labels = map[string]string{"alertname": a.Name, "host": "nas1", "pool": g}
+	a.Fingerprint = alert.Fingerprint(a.Labels)
+	if sev == "" {
+		end := time.Now()
+		a.State, a.EndsAt, n.Status = alert.Resolved, &end, alert.Resolved
+	} else {
+		a.Severity = sev
+	}
+	n.Alerts = []alert.Alert{a}
+	return n
+}
+
+// flaky is a webhook that refuses or holds chosen notifications and
+// records, in order, the ids it accepted.
+type flaky struct {
+	*notifytest.HTTPSink
+	mu       sync.Mutex
+	refuse   map[string]int           // id → how many more attempts get 503
+	hold     map[string]chan struct{} // id → its first attempt waits for this, then gets 503
+	accepted []string
+	at       map[string]time.Time
+}
+
+func startFlaky(t *testing.T) *flaky {
+	f := &flaky{HTTPSink: notifytest.StartHTTP(t, ""), refuse: map[string]int{}, hold: map[string]chan struct{}{}, at: map[string]time.Time{}}
+	f.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		f.Record(h) // every attempt
+		id := fmt.Sprint(h.JSON(t)["id"])
+		f.mu.Lock()
+		wait := f.hold[id]
+		delete(f.hold, id)
+		refused := f.refuse[id] > 0
+		if refused {
+			f.refuse[id]--
+		}
+		f.mu.Unlock()
+		if wait != nil {
+			<-wait
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if refused {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		f.mu.Lock()
+		f.accepted = append(f.accepted, id)
+		f.at[id] = time.Now()
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	return f
+}
+
+func (f *flaky) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.accepted)
+}
+
+func (f *flaky) before(t *testing.T, first, then string) {
+	t.Helper()
+	got := f.got()
+	i, j := slices.Index(got, first), slices.Index(got, then)
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("accepted %v: want %s before %s", got, first, then)
+	}
+}
+
+// TestOutboxOrderPerIncident: the webhook refuses an incident's firing page
+// a few times; its resolved notice, and a newer, higher severity of another
+// incident's page, arrive meanwhile. Each incident reaches the receiver in
+// order, every notification once.
+func TestOutboxOrderPerIncident(t *testing.T) {
+	f := startFlaky(t)
+	f.refuse["tank-fire"] = 3
+	f.refuse["home-warn"] = 2
+	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
+	b := notifytest.OpenBus(t, t.TempDir())
+	defer b.Close()
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+
+	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
+	notifytest.Publish(t, b, incident("home", "home-warn", alert.Warning))
+	notifytest.WaitFor(t, 5*time.Second, "the first refusals", func() bool { return len(f.All()) >= 2 })
+	notifytest.Publish(t, b, incident("tank", "tank-resolved", ""))
+	notifytest.Publish(t, b, incident("home", "home-crit", alert.Critical))
+	notifytest.Publish(t, b, incident("other", "other-fire", alert.Critical))
+
+	notifytest.WaitFor(t, 20*time.Second, "every notification", func() bool { return len(f.got()) >= 5 })
+	time.Sleep(500 * time.Millisecond) // room for a duplicate to show up
+	f.before(t, "tank-fire", "tank-resolved")
+	f.before(t, "home-warn", "home-crit")
+	got := f.got()
+	if len(got) != 5 {
+		t.Errorf("accepted %v: want each of the 5 notifications once", got)
+	}
+	// The third incident did not wait for the retries of the other two.
+	if slices.Index(got, "other-fire") > 1 {
+		t.Errorf("accepted %v: other-fire waited behind other incidents' retries", got)
+	}
+}
+
+// TestOutboxNewIncidentDoesNotWaitBehindAHang: one incident's page hangs at
+// the receiver until send_timeout; a new CRITICAL of another incident goes
+// out at once, while the hung incident's resolved notice waits for its page.
+func TestOutboxNewIncidentDoesNotWaitBehindAHang(t *testing.T) {
+	f := startFlaky(t)
+	release := make(chan struct{})
+	f.hold["tank-fire"] = release
+	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
+	b := notifytest.OpenBus(t, t.TempDir())
+	defer b.Close()
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+
+	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Warning))
+	<-f.Got // the page's first attempt is at the receiver, held
+	notifytest.Publish(t, b, incident("tank", "tank-resolved", ""))
+	start := time.Now()
+	notifytest.Publish(t, b, incident("home", "home-crit", alert.Critical))
+	notifytest.WaitFor(t, 5*time.Second, "the new critical", func() bool { return slices.Contains(f.got(), "home-crit") })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the new critical took %s behind a hung send", took)
+	}
+	if slices.Contains(f.got(), "tank-resolved") {
+		t.Errorf("accepted %v: the resolved notice overtook its hung page", f.got())
+	}
+	close(release)
+	notifytest.WaitFor(t, 20*time.Second, "the hung incident", func() bool { return len(f.got()) == 3 })
+	f.before(t, "tank-fire", "tank-resolved")
+}
+
+// TestOutboxOrderAcrossACrash: the notifier is killed while an incident's
+// page hangs at the receiver; after the restart the incident's resolved
+// notice is new in the outbox, and the page comes back only after AckWait.
+// The notice waits for the page; another incident does not.
+func TestOutboxOrderAcrossACrash(t *testing.T) {
+	dir := t.TempDir()
+	f := startFlaky(t)
+	release := make(chan struct{})
+	f.hold["tank-fire"] = release
+	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
+	cfg.SendTimeout = config.Duration(20 * time.Second)
+	opts := notifiers.Options{AckWait: 2 * time.Second}
+
+	b := notifytest.OpenBus(t, dir)
+	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
+	stop := notifytest.RunNotifiers(t, b, cfg, opts)
+	<-f.Got
+	// "kill -9": the connection goes away without an ack, then the server.
+	b.NC.Close()
+	b.Close()
+	close(release)
+	stop()
+
+	b2 := notifytest.OpenBus(t, dir)
+	defer b2.Close()
+	notifytest.Publish(t, b2, incident("tank", "tank-resolved", ""))
+	notifytest.Publish(t, b2, incident("home", "home-crit", alert.Critical))
+	start := time.Now()
+	notifytest.RunNotifiers(t, b2, cfg, opts)
+	notifytest.WaitFor(t, 20*time.Second, "every notification", func() bool { return len(f.got()) >= 3 })
+	time.Sleep(500 * time.Millisecond)
+	f.before(t, "tank-fire", "tank-resolved")
+	if got := f.got(); len(got) != 3 {
+		t.Errorf("accepted %v: want each notification once", got)
+	}
+	f.mu.Lock()
+	took := f.at["home-crit"].Sub(start)
+	f.mu.Unlock()
+	if took > time.Second {
+		t.Errorf("the other incident's page took %s after the restart: it waited for the redelivery", took)
+	}
+}
