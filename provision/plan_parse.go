@@ -46,7 +46,7 @@ func LoadPlan(path string) (*Plan, error) {
 	}
 	p, err := ParsePlan(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("plan %s:\n%w", path, err)
+		return nil, fmt.Errorf("plan %s:\n%w", input.Name(path), err)
 	}
 	return p, nil
 }

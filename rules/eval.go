@@ -81,9 +81,15 @@ func envelopeOf(file string, at time.Time, last *facts.CapacityData) (bus.Envelo
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
 	}
+	// Pasted text (log prefixes, markdown fences, a config: fragment) reads
+	// as the output itself; nothing left is an empty input, not "no pools".
+	data = zfs.Unpaste(data)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return bus.Envelope{}, fmt.Errorf("rules eval: %s is empty: save the tool's output there first (e.g. zpool status > FILE)", input.Name(file))
+	}
 	kind, collector, payload, err := detect(data)
 	if err != nil {
-		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", filepath.Base(file), err)
+		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", filepath.Base(input.Name(file)), err)
 	}
 	// zpool list and zfs list travel together in one capacity message, as
 	// the collector sends them: a file of one completes the last of the other.

@@ -32,6 +32,18 @@ func rulePoolDataErrors(c *evalCtx, p *zfs.Pool) {
 	if n < len(p.DataErrors.Files) {
 		n = len(p.DataErrors.Files)
 	}
+	if n <= 0 && p.ErrorsUnknown {
+		// The input did not say (no errors: line, a suspended pool): that is
+		// not "no errors", so an alert already firing stays as it is.
+		labels := map[string]string{"pool": p.Name}
+		if prev := c.previous(namePoolDataErrors, labels); prev != nil {
+			c.emit(cond{
+				name: namePoolDataErrors, severity: prev.A.Severity, pool: p.Name, news: prev.News, labels: labels,
+				summary: prev.A.Summary, desc: prev.A.Description, evidence: prev.A.Evidence,
+			})
+		}
+		return
+	}
 	if n <= 0 {
 		return
 	}

@@ -40,6 +40,41 @@ func FuzzParseStatusText(f *testing.F) {
 	})
 }
 
+// FuzzUnpaste feeds the pasted-input normaliser real outputs, their pasted
+// variants (pasteDerivations) and whatever the fuzzer makes of them: it must
+// not panic, must not grow its input beyond the lines a fragment gains,
+// and what it returns must parse (or fail) without panicking.
+func FuzzUnpaste(f *testing.F) {
+	addFixtureSeeds(f, "zpool-status", "smartctl", "zpool-list")
+	paths, _ := filepath.Glob(filepath.Join(repoTestdata, "zpool-status", "*.txt"))
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		d := pasteDerivations[i%len(pasteDerivations)]
+		f.Add([]byte(d.derive(string(b))))
+		if j := bytes.Index(b, []byte("config:")); j >= 0 {
+			f.Add([]byte(d.derive(string(b[j:]))))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := Unpaste(data)
+		if len(out) > 2*len(data)+len(pastedPoolNote)+64 { // the header names the pool after a row
+			t.Fatalf("Unpaste grew %d bytes to %d", len(data), len(out))
+		}
+		pools, err := ParseStatusTextIn(bytes.NewReader(out), time.UTC)
+		if err == nil {
+			for _, p := range pools {
+				for _, cv := range p.AllVdevs() {
+					_ = cv.Vdev.Leaves()
+				}
+			}
+		}
+		_, _ = ParseStatusJSON(bytes.NewReader(out))
+	})
+}
+
 func FuzzParseStatusJSON(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(repoTestdata, "zpool-status", "*.json"))
 	for _, p := range paths {

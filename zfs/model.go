@@ -77,6 +77,12 @@ type Pool struct {
 	Dedup   []*Vdev `json:"dedup"`
 
 	DataErrors DataErrors `json:"data_errors"`
+	// ErrorsUnknown is set when the input did not say how many data errors
+	// the pool has: text without an `errors:` line (a pasted fragment, a
+	// truncated output), "List of errors unavailable" (a suspended pool), or
+	// JSON without error_count. DataErrors then means "not known", never
+	// "none"; omitted (false) when the count is known.
+	ErrorsUnknown bool `json:"errors_unknown,omitempty"`
 	// Notes keeps lines or sections the parser did not recognise, so that a
 	// new OpenZFS release degrades gracefully instead of failing the pool.
 	Notes []string `json:"notes,omitempty"`

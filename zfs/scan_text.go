@@ -1,6 +1,8 @@
 package zfs
 
 import (
+	"errors"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -244,8 +246,13 @@ func (p *scanParser) date(v string) *time.Time {
 	return &t
 }
 
+// parseUintOr0 reads a count; one too big for 64 bits is the largest
+// count, never 0 (a flood of errors must not read as none).
 func parseUintOr0(s string) uint64 {
 	n, err := strconv.ParseUint(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return math.MaxUint64
+	}
 	if err != nil {
 		return 0
 	}

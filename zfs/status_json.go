@@ -95,27 +95,31 @@ func poolFromJSON(key string, o *jobject) *Pool {
 		p.Notes = append(p.Notes, "expand: "+s)
 	}
 	vdevsFromJSON(p, o)
-	p.DataErrors = dataErrorsFromJSON(o)
+	p.DataErrors, p.ErrorsUnknown = dataErrorsFromJSON(o)
 	return p
 }
 
-// dataErrorsFromJSON reads error_count and, with -v, the file list.
-func dataErrorsFromJSON(o *jobject) DataErrors {
-	de := DataErrors{Files: []string{}}
+// dataErrorsFromJSON reads error_count and, with -v, the file list; unknown
+// is true when the pool has neither.
+func dataErrorsFromJSON(o *jobject) (de DataErrors, unknown bool) {
+	de = DataErrors{Files: []string{}}
+	unknown = true
 	if n, _, ok := o.uint("error_count"); ok {
 		de.Count = int(min(n, 1<<31-1))
+		unknown = false
 	}
 	for _, k := range []string{"errlist", "errors", "error_list"} {
 		if v, ok := o.get(k); ok {
 			if files := stringList(v); len(files) > 0 {
 				de.Files = files
+				unknown = false
 				if de.Count < len(files) {
 					de.Count = len(files)
 				}
 			}
 		}
 	}
-	return de
+	return de, unknown
 }
 
 // statsSummary renders a stats object as "key=value ..." for people; zpool

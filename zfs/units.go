@@ -2,6 +2,7 @@ package zfs
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -62,20 +63,6 @@ func (lr *lineReader) readErr() error {
 	return lr.err
 }
 
-// readLines reads every line of r with trailing blanks removed.
-func readLines(r io.Reader) ([]string, error) {
-	lr := newLineReader(r)
-	var out []string
-	for {
-		l, ok := lr.next()
-		if !ok {
-			break
-		}
-		out = append(out, strings.TrimRight(l, " \t"))
-	}
-	return out, lr.readErr()
-}
-
 // parseNiceNum reads a number as zfs_nicenum/zfs_nicebytes print it: "0",
 // "512", "0B", "1.2K", "37M", "1,50T" (some locales use a decimal comma).
 // exact is false when a unit suffix means the value was rounded for display.
@@ -84,8 +71,12 @@ func parseNiceNum(s string) (v uint64, exact bool, err error) {
 	if s == "" {
 		return 0, false, fmt.Errorf("empty number")
 	}
-	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err == nil {
 		return n, true, nil
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return math.MaxUint64, false, nil // saturated: huge, never 0
 	}
 	unit := s[len(s)-1]
 	num := s[:len(s)-1]

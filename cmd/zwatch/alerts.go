@@ -165,7 +165,13 @@ func newRulesCmd(g *globals) *cobra.Command {
 'smartctl -j -a' output — as successive observations from one host, in the
 order given, and print the alerts firing and resolved after the last one.
 The config's rules section (thresholds, overrides) applies. JSON schema:
-docs/alert-schema.md.`,
+docs/alert-schema.md. Pasted 'zpool status' text is read as 'zwatch status
+--input' reads it (log prefixes, markdown fences, a fragment from 'config:');
+a pool whose input has no 'errors:' line keeps its data errors unknown.
+
+Exit status: 0 the files were evaluated (whatever fired), 2 usage or config
+error, 3 a FILE could not be read: empty, over 64 MiB, a directory or
+device, or none of the outputs above.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := g.loadConfig()
@@ -174,7 +180,7 @@ docs/alert-schema.md.`,
 			}
 			alerts, err := rules.Eval(args, l.Config.Rules)
 			if err != nil {
-				return withCode(exitUsage, err)
+				return withCode(exitNoData, err)
 			}
 			if asJSON {
 				return rules.RenderAlertsJSON(cmd.OutOrStdout(), alerts)

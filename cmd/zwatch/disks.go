@@ -18,6 +18,7 @@ import (
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/units"
@@ -73,7 +74,7 @@ func readSmartFile(path string) (*smart.Report, error) {
 	}
 	rep, err := smart.Parse(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a smartctl JSON output zwatch can read: %w (save it with: smartctl -j -a /dev/sdX > FILE)", path, err)
+		return nil, fmt.Errorf("%s is not a smartctl JSON output zwatch can read: %w (save it with: smartctl -j -a /dev/sdX > FILE)", input.Name(path), err)
 	}
 	return rep, nil
 }

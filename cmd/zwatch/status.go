@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,9 +39,18 @@ func newStatusCmd(g *globals) *cobra.Command {
 
 With --input FILE, read a saved 'zpool status' output (text, or 'zpool status -j'
 JSON) instead of running zpool: for checking a friend's output, or a support case.
+Pasted text is read too: lines from a log or a chat (a syslog, journalctl or
+ISO-8601 timestamp, a "[12:00:01]" stamp or "<nick>" before every line),
+markdown with ` + "```" + ` fences, CRLF line endings, tabs turned into spaces, and a
+fragment that starts at 'config:' or at the NAME/STATE header (the pool is
+then named after the first row of the table). When the input has no
+'errors:' line the data errors are shown as unknown, never as none.
 
-Exit status: 0 every pool ONLINE with no errors, 1 a problem was found,
-2 usage or config error, 3 the pools could not be read.
+Exit status: 0 every pool ONLINE with no errors, 1 a problem was found (or
+a pool's data errors are unknown), 2 usage or config error, 3 the pools could
+not be read: zpool missing or hung, or an --input that is empty, over 64 MiB,
+a directory or device, or not a 'zpool status' output (a smartctl report, a
+dmesg, other text).
 
 With --all-hosts, show every host on the bus instead (run it on a server):
 the last heartbeat of each and its pools from its latest zpool status and
@@ -185,7 +195,7 @@ func readStatusFile(path string) ([]*zfs.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseStatus(data, path)
+	return parseStatus(data, input.Name(path))
 }
 
 // readInput reads a saved output named on the command line, or stdin for
@@ -197,19 +207,22 @@ func readInput(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		name := path
-		if path == "-" {
-			name = "stdin"
-		}
-		return nil, fmt.Errorf("%s is empty: save the tool's output there first (e.g. zpool status > FILE)", name)
+		return nil, fmt.Errorf("%s is empty: save the tool's output there first (e.g. zpool status > FILE)", input.Name(path))
 	}
 	return data, nil
 }
 
+// parseStatus reads a saved or pasted output (zfs.Unpaste), choosing the
+// parser by content. What holds no status is an error, never "no pools".
 func parseStatus(data []byte, name string) ([]*zfs.Pool, error) {
 	var pools []*zfs.Pool
 	var err error
-	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+	data = zfs.Unpaste(data)
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 {
+		return nil, fmt.Errorf("%s holds no zpool status output, only markdown fences or log prefixes: paste the lines of the output itself", name)
+	}
+	if t[0] == '{' {
 		pools, err = zfs.ParseStatusJSON(bytes.NewReader(data))
 	} else {
 		pools, err = zfs.ParseStatusText(bytes.NewReader(data))
@@ -237,12 +250,13 @@ func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, error) {
 	return sd.Pools, nil
 }
 
-// countProblems counts pools not ONLINE, vdevs with errors, and data errors.
+// countProblems counts pools not ONLINE, vdevs with errors, and data errors
+// (known or not).
 func countProblems(pools []*zfs.Pool) int {
 	n := 0
 	for _, p := range pools {
-		if p.State != zfs.StateOnline || p.DataErrors.Count > 0 {
-			n++
+		if p.State != zfs.StateOnline || p.DataErrors.Count > 0 || p.ErrorsUnknown {
+			n++ // unknown data errors are not "no errors"
 		}
 		for _, cv := range p.AllVdevs() {
 			for _, l := range cv.Vdev.Leaves() {
@@ -266,6 +280,9 @@ func renderPools(w io.Writer, pools []*zfs.Pool) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "pool %s: %s\n", p.Name, p.State)
+		if slices.Contains(p.Notes, zfs.PastedPoolNote) {
+			fmt.Fprintln(w, "  (a pasted fragment without its pool: line: named after the first row of its config table)")
+		}
 		if p.Status != "" {
 			fmt.Fprintf(w, "  status: %s\n", oneLine(p.Status))
 		}
@@ -286,6 +303,8 @@ func renderPools(w io.Writer, pools []*zfs.Pool) {
 		}
 		tw.Flush()
 		switch {
+		case p.ErrorsUnknown && p.DataErrors.Count == 0:
+			fmt.Fprintf(w, "  errors: unknown (%s); run 'zpool status -v %s' to see them\n", errorsUnknownWhy(p), p.Name)
 		case p.DataErrors.Count > 0:
 			fmt.Fprintf(w, "  errors: %d permanent data errors\n", p.DataErrors.Count)
 			for _, f := range p.DataErrors.Files {
@@ -295,6 +314,17 @@ func renderPools(w io.Writer, pools []*zfs.Pool) {
 			fmt.Fprintln(w, "  errors: none")
 		}
 	}
+}
+
+// errorsUnknownWhy says why a pool's data errors are unknown: zpool's own
+// words when it printed an errors: line without a count, else the missing line.
+func errorsUnknownWhy(p *zfs.Pool) string {
+	for _, n := range p.Notes {
+		if why, ok := strings.CutPrefix(n, "errors: "); ok {
+			return "zpool said: " + oneLine(why)
+		}
+	}
+	return "the input has no errors: line"
 }
 
 func writeVdev(w io.Writer, v *zfs.Vdev, depth int) {

@@ -26,6 +26,15 @@ func Read(path string, limit int64) ([]byte, error) {
 	return readFile(path, limit, false)
 }
 
+// Name is how errors name an input given as path: the path, or "stdin"
+// for "-".
+func Name(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return path
+}
+
 // ReadRegular reads the file at path, up to limit bytes, refusing anything
 // but a regular file: for what zwatch reads unattended at start-up (a secret
 // file), where a pipe or a device would block it or never end.
@@ -57,17 +66,41 @@ func readFile(path string, limit int64, regularOnly bool) ([]byte, error) {
 	return From(path, f, limit)
 }
 
+// chunkSize is the piece From reads at a time.
+const chunkSize = 1 << 20
+
 // From reads r (named name in errors) up to limit bytes; more is an error.
+// It reads in pieces and joins them once at the end, so that what it holds
+// is the input plus at most one copy, never the slack of a buffer that
+// doubles (endless input would cost twice the limit before being refused).
 func From(name string, r io.Reader, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+	var chunks [][]byte
+	var n int64
+	lr := io.LimitReader(r, limit+1)
+	for {
+		c := make([]byte, min(chunkSize, limit+1-n))
+		m, err := io.ReadFull(lr, c)
+		if m > 0 {
+			chunks = append(chunks, c[:m])
+			n += int64(m)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if n > limit {
+			return nil, tooLarge(name, limit)
+		}
 	}
 	if n > limit {
 		return nil, tooLarge(name, limit)
 	}
-	return buf.Bytes(), nil
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	return bytes.Join(chunks, nil), nil
 }
 
 func tooLarge(name string, limit int64) error {
