@@ -12,12 +12,13 @@ import (
 // What the embedded JetStream store may hold. JetStream reserves each
 // stream's MaxBytes when the stream is created and refuses a stream (and,
 // once full, every write) beyond its max_file_store; these sums set that
-// limit, so the store can never grow past it and fill the disk.
+// limit, so the store can never grow past it and fill the disk. A new
+// stream of the embedded bus must add its MaxBytes to StoreLimit.
 const (
 	// AlertsMaxBytes bounds the alerts stream (the outbox).
 	AlertsMaxBytes = 256 << 20
-	// deadLetterBytes is the dead-letter stream's MaxBytes (notifiers).
-	deadLetterBytes = 64 << 20
+	// DeadLetterMaxBytes bounds the dead-letter stream (notifiers).
+	DeadLetterMaxBytes = 64 << 20
 	// bucketsBytes is room for what JetStream does not reserve: the state
 	// bucket, consumer state and the stores' indexes.
 	bucketsBytes = 64 << 20
@@ -50,7 +51,7 @@ func StoreLimit(o Options) int64 {
 	if facts <= 0 {
 		facts = defaultFactsBytes
 	}
-	return facts + AlertsMaxBytes + deadLetterBytes + bucketsBytes
+	return facts + AlertsMaxBytes + DeadLetterMaxBytes + bucketsBytes
 }
 
 // checkStoreSpace refuses a store that could fill its filesystem: the
