@@ -123,6 +123,10 @@ func listenOptions(o Options, opts *server.Options) error {
 		}
 		opts.TLSConfig, opts.TLS, opts.TLSTimeout = tc, true, 5
 	}
+	if port == 0 {
+		// nats-server reads 0 as its default port 4222; -1 is "any free port".
+		port = server.RANDOM_PORT
+	}
 	opts.DontListen, opts.Host, opts.Port = false, host, port
 	// bcrypt checks take tens of milliseconds; leave room for TLS too.
 	opts.AuthTimeout = 5

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestCheckStoreSpace(t *testing.T) {
@@ -62,6 +64,18 @@ func TestEmbeddedStoreLimitIsMaxStore(t *testing.T) {
 	defer b.Close()
 	if got := b.server.srv.JetStreamConfig().MaxStore; got != StoreLimit(o) {
 		t.Errorf("max_file_store %d, want %d", got, StoreLimit(o))
+	}
+	// A stream beyond the limit is refused at once, not retried for a minute.
+	start := time.Now()
+	err = RetryAPI(ctx, func(ctx context.Context) error {
+		_, err := b.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "TOO_BIG", Subjects: []string{"toobig"}, MaxBytes: StoreLimit(o)})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "insufficient storage") || !strings.Contains(err.Error(), "bus.facts_max_mb") {
+		t.Errorf("stream beyond the store limit: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("refusal took %s", took)
 	}
 	free, total, err := StoreSpace(o.StateDir)
 	if err != nil || free == 0 || total < free {

@@ -83,7 +83,7 @@ notify:
 	}
 	url := "nats://" + addr
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		nc, err := nats.Connect(url, nats.UserInfo("nas2", pw), nats.NoReconnect())
+		nc, err := nats.Connect(url, nats.UserInfo("nas2", pw), nats.Timeout(5*time.Second), nats.NoReconnect())
 		if err == nil {
 			nc.Close()
 			break
