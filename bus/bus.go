@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,8 +17,13 @@ import (
 type Options struct {
 	StateDir string
 	// Listen opens a client listener (host:port) on the embedded server so
-	// that agents on other machines can publish to it. Empty: in-process only.
+	// that agents on other machines can publish to it; every client must
+	// then authenticate (AuthPath). Empty: in-process only.
 	Listen string
+	// ListenTLSCert and ListenTLSKey are the listener's PEM certificate and
+	// key; required unless Listen is a loopback address.
+	ListenTLSCert string
+	ListenTLSKey  string
 	// URL of an external NATS server or cluster; no embedded server then.
 	URL       string
 	CredsFile string
@@ -31,6 +32,9 @@ type Options struct {
 	TLSCA     string
 	TLSCert   string
 	TLSKey    string
+	// TLSPinCert, for a client: accept only the server certificate in
+	// this PEM file (LocalClient), instead of a chain to TLSCA.
+	TLSPinCert string
 	// Replicas for the streams and bucket (1 on one machine, 3 in a cluster).
 	Replicas int
 	// Name is the client connection name, shown by NATS monitoring.
@@ -63,7 +67,7 @@ type Options struct {
 type Bus struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
-	server *server.Server
+	server *embedded
 	log    *slog.Logger
 }
 
@@ -95,12 +99,15 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 	}
 	url := o.URL
 	if url == "" {
-		srv, err := StartEmbedded(o.StateDir, o.Listen, log)
+		e, err := startEmbedded(o, log, StoreSpace)
 		if err != nil {
 			return nil, err
 		}
-		b.server = srv
-		opts = append(opts, nats.InProcessServer(srv))
+		b.server = e
+		opts = append(opts, nats.InProcessServer(e.srv))
+		if e.auth != nil {
+			opts = append(opts, nats.UserInfo(e.auth.Server.User, e.auth.Server.Password))
+		}
 	} else {
 		if o.CredsFile != "" {
 			opts = append(opts, nats.UserCredentials(o.CredsFile))
@@ -113,6 +120,13 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 		}
 		if o.TLSCert != "" || o.TLSKey != "" {
 			opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+		}
+		if o.TLSPinCert != "" {
+			tc, err := pinnedTLS(o.TLSPinCert)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, nats.Secure(tc))
 		}
 		opts = append(opts, nats.RetryOnFailedConnect(true))
 	}
@@ -145,53 +159,6 @@ func describe(url string) string {
 	return url
 }
 
-// StartEmbedded starts a NATS server with JetStream stored in stateDir/jetstream.
-func StartEmbedded(stateDir, listen string, log *slog.Logger) (*server.Server, error) {
-	if stateDir == "" {
-		return nil, errors.New("state directory is empty: set --state-dir or state_dir")
-	}
-	if err := CheckWritable(stateDir); err != nil {
-		return nil, err
-	}
-	opts := &server.Options{
-		ServerName:         "zwatch-embedded",
-		JetStream:          true,
-		StoreDir:           filepath.Join(stateDir, "jetstream"),
-		NoSigs:             true,
-		NoLog:              true,
-		DontListen:         true,
-		JetStreamMaxMemory: 64 << 20,
-		// The embedded server serves one process; keep its buffers small.
-		MaxPayload: 8 << 20,
-	}
-	if listen != "" {
-		host, portStr, err := net.SplitHostPort(listen)
-		if err != nil {
-			return nil, fmt.Errorf("bus.listen %q: want host:port such as 127.0.0.1:4222: %w", listen, err)
-		}
-		port, err := strconv.Atoi(portStr)
-		if err != nil || port < 0 || port > 65535 {
-			return nil, fmt.Errorf("bus.listen %q: port must be 0-65535", listen)
-		}
-		opts.DontListen = false
-		opts.Host = host
-		opts.Port = port
-	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("embedded NATS server: %w", err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(15 * time.Second) {
-		srv.Shutdown()
-		return nil, fmt.Errorf("embedded NATS server did not become ready within 15s (state dir %s)", stateDir)
-	}
-	if listen != "" {
-		log.Info("bus listening for agents", "addr", srv.ClientURL())
-	}
-	return srv, nil
-}
-
 // CheckWritable makes dir if needed and proves a file can be written in it.
 func CheckWritable(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -213,7 +180,7 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 	}
 	factsAge, alertsAge, factsBytes := o.FactsMaxAge, o.AlertsMaxAge, o.FactsMaxBytes
 	if factsBytes <= 0 {
-		factsBytes = 64 << 20
+		factsBytes = defaultFactsBytes
 	}
 	if factsAge <= 0 {
 		factsAge = 24 * time.Hour
@@ -233,7 +200,7 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 		},
 		{
 			Name: StreamAlerts, Subjects: AlertSubjects, Storage: jetstream.FileStorage,
-			MaxAge: alertsAge, MaxBytes: 256 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			MaxAge: alertsAge, MaxBytes: AlertsMaxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch notifications (durable outbox: one consumer per channel)",
 		},
 	}
@@ -273,6 +240,9 @@ func RetryAPI(ctx context.Context, fn func(context.Context) error) error {
 		if err == nil {
 			return nil
 		}
+		if apiErr, ok := errors.AsType[*jetstream.APIError](err); ok && apiErr.ErrorCode == errCodeStorageExceeded {
+			return fmt.Errorf("%w (the bus store's filesystem is full, or its limit bus.facts_max_mb is above what is free: free space or lower the limit)", err)
+		}
 		select {
 		case <-ctx.Done():
 			return err
@@ -296,10 +266,10 @@ func (b *Bus) Embedded() bool { return b.server != nil }
 
 // ClientURL is the embedded server's listener, or "" without one.
 func (b *Bus) ClientURL() string {
-	if b.server == nil || b.server.Addr() == nil {
+	if b.server == nil || b.server.srv.Addr() == nil {
 		return ""
 	}
-	return b.server.ClientURL()
+	return b.server.srv.ClientURL()
 }
 
 // Close drains the connection (in-flight messages are delivered) and shuts
@@ -319,8 +289,7 @@ func (b *Bus) Close() {
 
 func (b *Bus) shutdownServer() {
 	if b.server != nil {
-		b.server.Shutdown()
-		b.server.WaitForShutdown()
+		b.server.shutdown()
 		b.server = nil
 	}
 }

@@ -109,36 +109,6 @@ func TestEmbeddedJetStreamSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestListenerForAgents(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: t.TempDir(), Listen: "127.0.0.1:0"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if b.ClientURL() == "" {
-		t.Fatal("no listener")
-	}
-	// An agent on the network side connects and publishes into the stream.
-	agent, err := Open(ctx, Options{FactSubjects: testFactSubjects, URL: b.ClientURL()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
-	msg, _ := Wrap("heartbeat", "agent1", "zwatch", time.Now(), map[string]string{})
-	if err := agent.Publish(ctx, Subject("agent1", "heartbeat"), msg); err != nil {
-		t.Fatal(err)
-	}
-	info, err := b.JS.Stream(ctx, StreamFacts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := info.CachedInfo().State.Msgs; n != 1 {
-		t.Fatalf("facts stream has %d messages, want 1", n)
-	}
-}
-
 func TestStateDirNotWritable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// root writes anywhere; use a path under a regular file instead.

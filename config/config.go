@@ -6,9 +6,11 @@ package config
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"reflect"
 	"strings"
@@ -93,14 +95,18 @@ type LogConfig struct {
 
 // BusConfig says where the NATS bus is.
 type BusConfig struct {
-	// Listen opens a NATS listener on the embedded server for remote agents.
-	Listen    string    `yaml:"listen"`
-	URL       string    `yaml:"url"`
-	CredsFile string    `yaml:"creds_file"`
-	User      string    `yaml:"user"`
-	Password  Secret    `yaml:"password"`
-	TLS       TLSConfig `yaml:"tls"`
-	Replicas  int       `yaml:"replicas"`
+	// Listen opens a NATS listener on the embedded server for remote agents;
+	// every client must authenticate (zwatch fleet add-host).
+	Listen string `yaml:"listen"`
+	// ListenTLS is the listener's certificate; required unless Listen is
+	// a loopback address.
+	ListenTLS ListenTLSConfig `yaml:"listen_tls"`
+	URL       string          `yaml:"url"`
+	CredsFile string          `yaml:"creds_file"`
+	User      string          `yaml:"user"`
+	Password  Secret          `yaml:"password"`
+	TLS       TLSConfig       `yaml:"tls"`
+	Replicas  int             `yaml:"replicas"`
 	// FactsMaxAge and FactsMaxMB bound the stream that buffers collector
 	// messages until the rule engine has read them.
 	FactsMaxAge Duration `yaml:"facts_max_age"`
@@ -110,6 +116,12 @@ type BusConfig struct {
 // TLSConfig names PEM files for a TLS connection.
 type TLSConfig struct {
 	CA   string `yaml:"ca"`
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// ListenTLSConfig names the embedded server's PEM certificate and key.
+type ListenTLSConfig struct {
 	Cert string `yaml:"cert"`
 	Key  string `yaml:"key"`
 }
@@ -313,7 +325,9 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	if (c.Bus.TLS.Cert == "") != (c.Bus.TLS.Key == "") {
 		errs.add("bus.tls", nil, "cert and key go together: set both or neither")
 	}
-	for _, f := range []struct{ path, file string }{{"bus.creds_file", c.Bus.CredsFile}, {"bus.tls.ca", c.Bus.TLS.CA}, {"bus.tls.cert", c.Bus.TLS.Cert}, {"bus.tls.key", c.Bus.TLS.Key}} {
+	c.Bus.validateListen(errs)
+	for _, f := range []struct{ path, file string }{{"bus.creds_file", c.Bus.CredsFile}, {"bus.tls.ca", c.Bus.TLS.CA}, {"bus.tls.cert", c.Bus.TLS.Cert}, {"bus.tls.key", c.Bus.TLS.Key},
+		{"bus.listen_tls.cert", c.Bus.ListenTLS.Cert}, {"bus.listen_tls.key", c.Bus.ListenTLS.Key}} {
 		if f.file == "" {
 			continue
 		}
@@ -354,6 +368,34 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	c.Maintenance.validate("maintenance", errs)
 	c.Rules.validate("rules", errs, cat.Rules)
 	c.Notify.validate("notify", errs, cat)
+}
+
+// validateListen: the listener needs TLS unless it is loopback, whose
+// traffic other machines cannot see.
+func (b *BusConfig) validateListen(errs *Errors) {
+	hasTLS := b.ListenTLS.Cert != "" || b.ListenTLS.Key != ""
+	if (b.ListenTLS.Cert == "") != (b.ListenTLS.Key == "") {
+		errs.add("bus.listen_tls", nil, "cert and key go together: set both or neither")
+	}
+	if b.Listen == "" {
+		if hasTLS {
+			errs.add("bus.listen_tls", nil, "has no effect without bus.listen: set bus.listen, or remove bus.listen_tls")
+		}
+		return
+	}
+	host, _, err := net.SplitHostPort(b.Listen)
+	if err != nil {
+		errs.add("bus.listen", b.Listen, "want host:port such as 127.0.0.1:4222")
+		return
+	}
+	if b.ListenTLS.Cert != "" && b.ListenTLS.Key != "" {
+		if _, err := tls.LoadX509KeyPair(b.ListenTLS.Cert, b.ListenTLS.Key); err != nil {
+			errs.add("bus.listen_tls", nil, "cert %s and key %s do not load as a PEM certificate and its key: %v", b.ListenTLS.Cert, b.ListenTLS.Key, err)
+		}
+	}
+	if ip := net.ParseIP(host); !hasTLS && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		errs.add("bus.listen", b.Listen, "reaches other machines, so it needs TLS: set bus.listen_tls.cert and bus.listen_tls.key (this server's PEM certificate and key), or listen on 127.0.0.1")
+	}
 }
 
 func oneOf(errs *Errors, path, v string, allowed ...string) {

@@ -30,6 +30,8 @@ func BusOptions(c *config.Config) bus.Options {
 	return bus.Options{
 		StateDir:      c.StateDir,
 		Listen:        c.Bus.Listen,
+		ListenTLSCert: c.Bus.ListenTLS.Cert,
+		ListenTLSKey:  c.Bus.ListenTLS.Key,
 		URL:           c.Bus.URL,
 		CredsFile:     c.Bus.CredsFile,
 		User:          c.Bus.User,

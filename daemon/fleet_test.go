@@ -40,7 +40,13 @@ type fleetAgent struct {
 	done   sync.WaitGroup
 }
 
-func startFleetAgent(t *testing.T, cl *clustertest.Cluster, host, scenario string) *fleetAgent {
+// clusterAgent is how an agent reaches the test cluster: TLS, its own user.
+func clusterAgent(cl *clustertest.Cluster, host string) bus.Options {
+	return bus.Options{URL: cl.URL(), User: host, Password: clustertest.AgentPassword(host), TLSCA: cl.CA}
+}
+
+// startFleetAgent runs host's agent on the bus conn names (URL, user, TLS).
+func startFleetAgent(t *testing.T, conn bus.Options, host, scenario string) *fleetAgent {
 	t.Helper()
 	zpool, zfsCmd, step := standInZpool(t, filepath.Join(t.TempDir()))
 	setStep(t, step, scenario)
@@ -48,13 +54,14 @@ func startFleetAgent(t *testing.T, cl *clustertest.Cluster, host, scenario strin
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	var err error
-	a.b, err = bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: cl.URL(), User: host, Password: clustertest.AgentPassword(host), TLSCA: cl.CA,
-		NoStreams: true, InboxPrefix: "_INBOX_" + host, Name: "agent@" + host,
-		ReconnectHook: func() {
-			if a.buf != nil {
-				a.buf.Wake()
-			}
-		}}, nil)
+	o := conn
+	o.NoStreams, o.InboxPrefix, o.Name = true, bus.AgentInbox(host), "agent@"+host
+	o.ReconnectHook = func() {
+		if a.buf != nil {
+			a.buf.Wake()
+		}
+	}
+	a.b, err = bus.Open(ctx, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,9 +208,9 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	t.Logf("%v: streams ready", time.Since(start).Round(time.Millisecond))
 	srvA := startFleetServer(t, cl, "srv-a", ph.URL)
 
-	nas1 := startFleetAgent(t, cl, "nas1", "a")          // healthy
-	nas2 := startFleetAgent(t, cl, "nas2", "b1-offline") // a disk OFFLINE
-	nas3 := startFleetAgent(t, cl, "nas3", "c1-removed") // a disk REMOVED
+	nas1 := startFleetAgent(t, clusterAgent(cl, "nas1"), "nas1", "a")          // healthy
+	nas2 := startFleetAgent(t, clusterAgent(cl, "nas2"), "nas2", "b1-offline") // a disk OFFLINE
+	nas3 := startFleetAgent(t, clusterAgent(cl, "nas3"), "nas3", "c1-removed") // a disk REMOVED
 
 	// Permissions: nas1 cannot publish as nas2, nor an alert.
 	for _, subj := range []string{bus.Subject("nas2", facts.KindHeartbeat), bus.Subject("nas1", bus.KindAlert)} {

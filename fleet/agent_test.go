@@ -37,23 +37,34 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// While the bus is down an agent keeps its newest Max messages, drops the
-// oldest and counts them, and sends the rest in order when the bus is back;
-// the heartbeat carries the counters.
-func TestBufferDropsOldestAndResends(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	port, store := freePort(t), t.TempDir()
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	srv := startNATS(t, port, store)
-	admin, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), URL: url}, nil)
+// zwatchServer is the embedded bus of `zwatch run` with bus.listen set.
+func zwatchServer(ctx context.Context, t *testing.T, addr, state string) *bus.Bus {
+	t.Helper()
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: state, Listen: addr}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
+	return b
+}
+
+// While the bus is down an agent keeps its newest Max messages, drops the
+// oldest and counts them, and sends the rest in order when the bus is back;
+// the heartbeat carries the counters. The bus is zwatch's embedded server
+// with a listener, the agent logs in with credentials from AddAgent (what
+// `zwatch fleet add-host` makes) and the server restarts on its state dir.
+func TestBufferDropsOldestAndResends(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, state := fmt.Sprintf("127.0.0.1:%d", freePort(t)), t.TempDir()
+	pw, err := bus.AddAgent(state, "nas1", false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := zwatchServer(ctx, t, addr, state)
+	defer func() { admin.Close() }()
 
 	var buf *Buffer
-	agent, err := bus.Open(ctx, bus.Options{URL: url, NoStreams: true, InboxPrefix: "_INBOX_nas1",
+	agent, err := bus.Open(ctx, bus.Options{URL: "nats://" + addr, User: bus.AgentUser("nas1"), Password: pw, NoStreams: true, InboxPrefix: bus.AgentInbox("nas1"),
 		ReconnectHook: func() { buf.Wake() }}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +95,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	}
 	waitFor("first three sent", func(s BufferStats) bool { return s.Sent == 3 && s.Queued == 0 })
 
-	srv.Shutdown()
-	srv.WaitForShutdown()
+	admin.Close()
 	for i := 3; i < 13; i++ {
 		pub(i)
 	}
@@ -94,8 +104,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	}
 	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
 
-	srv = startNATS(t, port, store)
-	defer srv.Shutdown()
+	admin = zwatchServer(ctx, t, addr, state)
 	waitFor("resent", func(s BufferStats) bool { return s.Queued == 0 && s.Sent == 8 })
 
 	cons, err := admin.JS.OrderedConsumer(ctx, bus.StreamFacts, jetstream.OrderedConsumerConfig{})

@@ -49,7 +49,7 @@ func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream) error {
 	err := bus.RetryAPI(ctx, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: StreamDeadLetter, Subjects: []string{DeadLetterSubject}, Storage: jetstream.FileStorage,
-			MaxAge: 90 * 24 * time.Hour, MaxBytes: 64 << 20, Discard: jetstream.DiscardOld, Replicas: rep,
+			MaxAge: 90 * 24 * time.Hour, MaxBytes: bus.DeadLetterMaxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch notifications a channel could not deliver (read with zwatch alerts)",
 		})
 		return err

@@ -81,7 +81,9 @@ func alertsReport(ctx context.Context, g *globals, url, listen, stateDir string)
 	}
 	o := daemon.BusOptions(&l.Config)
 	if listen != "" && url == "" {
-		o.URL, o.Listen = "nats://"+listen, ""
+		if o, err = bus.LocalClient(o); err != nil {
+			return daemon.AlertsReport{}, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()

@@ -98,7 +98,10 @@ than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 func openBusFor(ctx context.Context, c *config.Config) (*bus.Bus, error) {
 	o := daemon.BusOptions(c)
 	if o.Listen != "" && o.URL == "" {
-		o.URL, o.Listen = "nats://"+o.Listen, ""
+		var err error
+		if o, err = bus.LocalClient(o); err != nil {
+			return nil, err
+		}
 	}
 	o.Name = "zwatch-cli@" + c.Host
 	b, err := bus.Open(ctx, o, nil)

@@ -1,0 +1,124 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestCheckStoreSpace(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "blk"), make([]byte, 1<<20), 0o600) // 1 MiB already in the store
+	limit := StoreLimit(Options{})
+	if want := int64(64+256+64+64) << 20; limit != want {
+		t.Fatalf("default store limit %d, want %d", limit, want)
+	}
+	fake := func(free uint64) statfsFunc {
+		return func(string) (uint64, uint64, error) { return free, 8 << 30, nil }
+	}
+	// The store at its limit leaves a quarter of free + held space free.
+	enough := uint64(limit)/3*4 - 1<<20
+	if err := checkStoreSpace(dir, limit, fake(enough)); err != nil {
+		t.Errorf("%d bytes free: %v", enough, err)
+	}
+	err := checkStoreSpace(dir, limit, fake(enough-1))
+	if err == nil {
+		t.Fatal("one byte short: accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{dir, "free of 8192.0 MiB", "holds 1.0 MiB", "needs 596.3 MiB free", "store limit 448.0 MiB", "bus.facts_max_mb", "state_dir"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+	if err := checkStoreSpace(dir, limit, func(string) (uint64, uint64, error) { return 0, 0, errors.New("boom") }); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("statfs failure: %v", err)
+	}
+	// A larger facts stream raises the limit by as much.
+	if d := StoreLimit(Options{FactsMaxBytes: 1 << 30}) - limit; d != 1<<30-64<<20 {
+		t.Errorf("facts_max_mb does not count: %d", d)
+	}
+}
+
+// The embedded server's max_file_store is the store limit, so JetStream
+// itself refuses to grow beyond it.
+func TestEmbeddedStoreLimitIsMaxStore(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := Options{FactSubjects: testFactSubjects, StateDir: t.TempDir(), FactsMaxBytes: 8 << 20}
+	b, err := Open(ctx, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := b.server.srv.JetStreamConfig().MaxStore; got != StoreLimit(o) {
+		t.Errorf("max_file_store %d, want %d", got, StoreLimit(o))
+	}
+	// A stream beyond the limit is refused at once, not retried for a minute.
+	start := time.Now()
+	err = RetryAPI(ctx, func(ctx context.Context) error {
+		_, err := b.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "TOO_BIG", Subjects: []string{"toobig"}, MaxBytes: StoreLimit(o)})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "insufficient storage") || !strings.Contains(err.Error(), "bus.facts_max_mb") {
+		t.Errorf("stream beyond the store limit: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("refusal took %s", took)
+	}
+	free, total, err := StoreSpace(o.StateDir)
+	if err != nil || free == 0 || total < free {
+		t.Errorf("StoreSpace: free %d total %d err %v", free, total, err)
+	}
+}
+
+// On a 2 MiB filesystem the embedded bus refuses to start at once, in one
+// line that names the path, the free space, the need and the fix (it used
+// to run 60 s and exit with "insufficient storage resources available").
+func TestEmbeddedRefusesTinyFilesystem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: dir}, slog.New(slog.DiscardHandler))
+	took := time.Since(start)
+	if err == nil {
+		b.Close()
+		t.Fatal("started on a 2 MiB filesystem")
+	}
+	msg := err.Error()
+	t.Logf("refused in %s: %s", took, msg)
+	if took > 5*time.Second {
+		t.Errorf("refusal took %s, want under 5s", took)
+	}
+	for _, want := range []string{filepath.Join(dir, "jetstream"), "free of 2.0 MiB", "needs", "move state_dir"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q", want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+}
