@@ -43,6 +43,8 @@ type hostState struct {
 	Collectors    map[string]*collectorState `json:"collectors,omitempty"`
 	Heartbeat     *time.Time                 `json:"heartbeat,omitempty"`
 	ARCThrottleAt *time.Time                 `json:"arc_throttle_at,omitempty"`
+	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
+	Hangs *hangState `json:"hangs,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
