@@ -179,7 +179,13 @@ func FuzzParseKstatState(f *testing.F) {
 
 func FuzzParseKstatSysctl(f *testing.F) {
 	f.Add([]byte("kstat.zfs.hung.misc.state=SUSPENDED\n\nkstat.zfs.tank.misc.state=ONLINE\n"))
+	f.Add([]byte("kstat.zfs.misc.arcstats.hits\nkstat.zfs.tank.misc.iostats.trim_extents_written\nkstat.zfs.tank.dataset.objset-0x36.nread\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, p := range poolsOfSysctlNames(b) {
+			if p == "" || p == "misc" || strings.Contains(p, ".") {
+				t.Fatalf("pool %q from %q", p, b)
+			}
+		}
 		m, err := ParseKstatSysctl(strings.NewReader(string(b)))
 		if err == nil {
 			for p, s := range m {

@@ -430,9 +430,10 @@ func suspendedPool(a alert.Alert) (pool string, devices []string, ok bool) {
 		return r.Pool, devices, true
 	}
 	if a.Evidence["pool_state"] == zfs.StateSuspended && a.Labels["pool"] != "" {
+		// "sdc UNAVAIL, sdd" (PoolState lists each device with its state)
 		for _, d := range strings.Split(a.Evidence["devices"], ",") {
-			if d = strings.TrimSpace(d); d != "" {
-				devices = append(devices, d)
+			if f := strings.Fields(d); len(f) > 0 {
+				devices = append(devices, f[0])
 			}
 		}
 		return a.Labels["pool"], devices, true

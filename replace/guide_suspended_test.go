@@ -46,6 +46,11 @@ func TestGuideForSuspendedPool(t *testing.T) {
 	a := alert.Alert{Name: "PoolSuspended", Labels: map[string]string{"pool": "hung"},
 		Evidence: map[string]string{"pool_state": "SUSPENDED", "devices": "disk/by-id/scsi-35000c500a0000001-part1"}}
 	contains(t, Guide(a), "because disk/by-id/scsi-35000c500a0000001-part1", "zpool clear hung\n")
+	// PoolState's evidence lists each device with its state: the name alone is the device.
+	a.Evidence["devices"] = "disk/by-id/scsi-35000c500a0000001-part1 UNAVAIL"
+	if g := Guide(a); strings.Contains(g, "UNAVAIL went away") {
+		t.Errorf("device named with its state: %s", g)
+	}
 }
 
 // A single-disk top-level vdev is the disk: the heading names it once.

@@ -137,11 +137,13 @@ func ruleHostPools(c *evalCtx) {
 	rulePoolStateFromList(c)
 }
 
-// rulePoolSuspended: a pool whose I/O ZFS has stopped. The kstat decides
-// when it is fresh (it never waits on the pool); zpool status and zpool
-// list say SUSPENDED too once they answer.
+// rulePoolSuspended: a pool whose I/O ZFS has stopped. Any source saying
+// SUSPENDED raises it: the kstat first (it never waits on the pool, so it
+// says so while zpool hangs), zpool status and zpool list once they answer.
+// It ends only when all of them say otherwise: a zpool status from before
+// the `zpool clear` still saying SUSPENDED would otherwise page PoolState
+// SUSPENDED, which this alert carried, the moment this one ended.
 func rulePoolSuspended(c *evalCtx) {
-	kstat := c.kstatFresh()
 	from := map[string]string{}
 	if c.h.capacity != nil {
 		for _, p := range c.h.capacity.pools {
@@ -155,11 +157,9 @@ func rulePoolSuspended(c *evalCtx) {
 			from[p.Name] = "zpool status"
 		}
 	}
-	for pool, s := range kstat {
+	for pool, s := range c.kstatFresh() {
 		if s == zfs.StateSuspended {
 			from[pool] = "kstat"
-		} else {
-			delete(from, pool) // the kernel says it is back: older zpool output is not
 		}
 	}
 	pools := make([]string, 0, len(from))

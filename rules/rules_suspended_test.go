@@ -101,12 +101,33 @@ func TestSuspendedPoolFoldsItsAlerts(t *testing.T) {
 	if a == nil || !strings.Contains(a.Summary, "scsi-35000c500a0000001-part1") || a.Evidence["source"] != "kstat" {
 		t.Errorf("PoolSuspended %+v, want the pulled disk named", a)
 	}
-	// The kernel says ONLINE again (zpool clear after reconnecting): over.
+	// The kernel says ONLINE again (zpool clear after reconnecting), but the
+	// last zpool status, from before, still says SUSPENDED: the page stays
+	// until status agrees, so PoolState SUSPENDED, which it carries, never
+	// pages on its own; then both end together, with one resolved notice.
 	now := t0.Add(time.Minute)
 	observe(t, e, kstatEnv(t, "online", now), now)
+	if find(e, namePoolSuspended) == nil {
+		t.Fatal("PoolSuspended ended while zpool status still says SUSPENDED")
+	}
+	if ns := noteLines(e.Tick(now)); len(ns) != 0 {
+		t.Errorf("notifications while the sources disagree: %q", ns)
+	}
+	now = now.Add(5 * time.Second)
 	observe(t, e, capturedStatusEnv(t, "../../zpool-status/freebsd-raidz1-gpt-label-online.txt", now), now)
-	if find(e, namePoolSuspended) != nil {
-		t.Error("PoolSuspended still active once the kernel says ONLINE")
+	if find(e, namePoolSuspended) != nil || find(e, namePoolState) != nil {
+		t.Error("PoolSuspended or PoolState still active once kstat and status say the pool is back")
+	}
+	var after []string
+	for _, n := range e.Tick(now.Add(time.Second)) {
+		for _, a := range n.Alerts {
+			if a.Labels["pool"] == "hung" {
+				after = append(after, string(a.State)+" "+a.Name)
+			}
+		}
+	}
+	if strings.Join(after, ",") != "resolved PoolSuspended" {
+		t.Errorf("after the recovery %v, want one resolved PoolSuspended", after)
 	}
 }
 
