@@ -237,3 +237,35 @@ func TestPoolStateFromListWhileStatusHangs(t *testing.T) {
 		t.Errorf("summary %q", a.Summary)
 	}
 }
+
+// A single-disk top-level vdev is named once in every summary (it was
+// "hung//dev/disk/by-id/...").
+func TestSingleDiskVdevNamedOnce(t *testing.T) {
+	e := newTestEngine(func(c *configRules) { c.For = forZero(nameRedundancy, nameVdevErrors, nameVdevState) })
+	observe(t, e, capturedStatusEnv(t, "suspended.zpool-status-j.json", t0), t0)
+	// The same pool a moment later, its disk UNAVAIL (as zpool status showed it in make e2e).
+	b, err := os.ReadFile(kstatDir + "suspended.zpool-status-j.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := zfs.ParseStatus(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pools {
+		if p.Name == "hung" {
+			p.Vdevs[0].State = zfs.StateUnavail
+		}
+	}
+	observe(t, e, poolsEnv(t, pools, t0.Add(time.Minute)), t0.Add(time.Minute))
+	names := map[string]bool{}
+	for _, a := range e.Alerts(testHost) {
+		names[a.Name] = true
+		if strings.Contains(a.Summary, "//") {
+			t.Errorf("%s: %s", a.Name, a.Summary)
+		}
+	}
+	if !names[nameRedundancy] || !names[nameVdevState] || !names[nameVdevErrors] {
+		t.Errorf("alerts %v, want RedundancyMargin, VdevState and VdevErrors to check", names)
+	}
+}
