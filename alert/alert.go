@@ -78,6 +78,9 @@ type Replacement struct {
 	Disk      *disk.Identity `json:"disk,omitempty"`
 	// Margin is how many more device failures the top-level vdev survives.
 	Margin *int `json:"margin,omitempty"`
+	// PoolState is the pool's state when the alert was raised: a SUSPENDED
+	// pool needs its device back, not a replacement.
+	PoolState string `json:"pool_state,omitempty"`
 }
 
 // Fingerprint hashes a label set independent of map order.

@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/zwatch/zwatch/config"
@@ -83,12 +84,24 @@ func Table() []Spec {
 		{Name: "zpool_list", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.ListInterval.D() },
 			Poll: func(e Env) Collector {
-				return &ZpoolList{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Zfs: e.Config.ZFS.Zfs}
+				return &ZpoolList{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Zfs: e.Config.ZFS.Zfs,
+					Hang: &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_list")}}
 			}},
 		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
 			Poll: func(e Env) Collector {
-				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log}
+				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log,
+					Hang: &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_status"), Cheap: e.Poke("zpool_list")}}
+			}},
+		// The kernel's pool state, which answers while zpool hangs: every
+		// list interval, and at once when a zpool command times out.
+		{Name: "pool_kstat", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.ListInterval.D() },
+			Poll: func(e Env) Collector {
+				if runtime.GOOS == "freebsd" {
+					return &PoolKstat{Sysctl: "sysctl", Runner: e.Runner}
+				}
+				return &PoolKstat{Root: KstatDir}
 			}},
 		{Name: "arc", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.ARCInterval.D() },

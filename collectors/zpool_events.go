@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -58,13 +59,22 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 	}
 	poke := newDebouncer(f.Debounce, f.Poke, f.Settled)
 	defer poke.stop()
+	burst := newBurst(f.log(), f.Debounce)
+	defer burst.stop()
 	history := 0
 	perr := zfs.ParseEvents(out, func(ev zfs.Event) error {
 		if !ev.Time.IsZero() && ev.Time.Before(started) {
 			history++
 			return nil
 		}
-		f.log().Debug("zpool event", "class", ev.Class, "pool", ev.Pool, "age", now().Sub(ev.Time).Round(time.Millisecond))
+		lag := time.Duration(0)
+		if !ev.Time.IsZero() {
+			lag = max(now().Sub(ev.Time), 0)
+		}
+		if !burst.note(ev, lag) {
+			return nil // the same news as an event published moments ago
+		}
+		f.log().Debug("zpool event", "class", ev.Class, "pool", ev.Pool, "age", lag.Round(time.Millisecond))
 		if err := pub.Publish(ctx, facts.KindZpoolEvent, f.Name(), facts.EventData{Event: ev}); err != nil && ctx.Err() == nil {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
@@ -90,6 +100,97 @@ func (f *EventFollower) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return f.Log
+}
+
+// foldWindow is how long identical events (same class, pool, device and
+// device state) after a published one are folded into it: a suspended
+// pool posts one ereport.fs.zfs.data per failed block, thousands in a
+// burst, and each says the same. A replug (statechange to another state)
+// is a different event and goes through.
+const foldWindow = 10 * time.Second
+
+// maxFoldKeys bounds the identities remembered for folding.
+const maxFoldKeys = 4096
+
+// laggingAfter is the lag (event time to read) above which a burst is
+// logged as a warning: the follower fell behind the kernel.
+const laggingAfter = 5 * time.Second
+
+// burst folds identical events and reports each burst in one log line:
+// how many events came, how many were published and folded, and the
+// largest lag between an event's time and its reading. Folded events cost
+// a map lookup, so the follower keeps up with any burst the kernel's ring
+// (zfs_zevent_len_max) can hold.
+type burst struct {
+	log   *slog.Logger
+	quiet time.Duration
+
+	mu                        sync.Mutex
+	first                     map[string]time.Time // identity -> when its event was published
+	events, published, folded int
+	maxLag                    time.Duration
+	timer                     *time.Timer
+}
+
+func newBurst(log *slog.Logger, quiet time.Duration) *burst {
+	if quiet <= 0 {
+		quiet = 200 * time.Millisecond
+	}
+	return &burst{log: log, quiet: quiet, first: map[string]time.Time{}}
+}
+
+// note counts ev and reports whether it is news to publish.
+func (b *burst) note(ev zfs.Event, lag time.Duration) bool {
+	key := ev.Class + "\x00" + ev.Pool + "\x00" + ev.VdevGUID + "\x00" + ev.VdevPath + "\x00" + ev.VdevState
+	at := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events++
+	b.maxLag = max(b.maxLag, lag)
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.quiet, b.end)
+	} else {
+		b.timer.Reset(b.quiet)
+	}
+	if t, ok := b.first[key]; ok && at.Sub(t) < foldWindow {
+		b.folded++
+		return false
+	}
+	if len(b.first) >= maxFoldKeys {
+		clear(b.first)
+	}
+	b.first[key] = at
+	b.published++
+	return true
+}
+
+// end logs the burst that just went quiet.
+func (b *burst) end() {
+	b.mu.Lock()
+	events, published, folded, lag := b.events, b.published, b.folded, b.maxLag
+	b.events, b.published, b.folded, b.maxLag = 0, 0, 0, 0
+	b.mu.Unlock()
+	if events == 0 {
+		return
+	}
+	level := slog.LevelDebug
+	switch {
+	case lag > laggingAfter:
+		level = slog.LevelWarn
+	case folded > 0:
+		level = slog.LevelInfo
+	}
+	b.log.Log(context.Background(), level, "zpool events burst", "events", events, "published", published,
+		"folded", folded, "max_lag", lag.Round(time.Millisecond))
+}
+
+func (b *burst) stop() {
+	b.mu.Lock()
+	t := b.timer
+	b.mu.Unlock()
+	if t != nil && t.Stop() {
+		b.end()
+	}
 }
 
 // debouncer turns a burst of fire() calls into at most two calls of fn: the

@@ -28,6 +28,8 @@ type ZpoolList struct {
 	Runner Runner
 	Zpool  string
 	Zfs    string
+	// Hang, when set, runs when a poll times out (HangProbe).
+	Hang *HangProbe
 }
 
 // Name implements Collector.
@@ -35,7 +37,9 @@ func (c *ZpoolList) Name() string { return "zpool_list" }
 
 // Collect implements Collector.
 func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindZpoolCapacity, c.Name(), c.Read)
+	err := PublishRead(ctx, pub, facts.KindZpoolCapacity, c.Name(), c.Read)
+	c.Hang.Note(err)
+	return err
 }
 
 // Read runs zpool list, and zfs list for the quotas, once.

@@ -31,6 +31,9 @@ type ZpoolStatus struct {
 	ShortNames bool
 	// TextOnly never asks for -j.
 	TextOnly bool
+	// Hang, when set, runs when a poll times out (HangProbe): the daemon's
+	// poller probes the kernel's pool state at once.
+	Hang *HangProbe
 	// Log hears, once each, about lines the parser kept as notes because it
 	// did not recognise them (a newer OpenZFS may print new sections).
 	Log *slog.Logger
@@ -46,7 +49,9 @@ func (c *ZpoolStatus) Name() string { return "zpool_status" }
 
 // Collect implements Collector.
 func (c *ZpoolStatus) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindZpoolStatus, c.Name(), c.Read)
+	err := PublishRead(ctx, pub, facts.KindZpoolStatus, c.Name(), c.Read)
+	c.Hang.Note(err)
+	return err
 }
 
 // Read reads every pool once.

@@ -25,6 +25,9 @@ import (
 type Options struct {
 	// Notify overrides notifier options (the replacement guide).
 	Notify notifiers.Options
+	// Collectors is the collector table; nil means collectors.Table().
+	// Tests point a collector at fixtures (the kstat directory) through it.
+	Collectors []collectors.Spec
 }
 
 // Run starts zwatch and blocks until ctx ends, then shuts down in order:
@@ -67,7 +70,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, Component{Name: "publisher", Run: buf.Run})
 	}
 	if role != config.RoleServer {
-		comps = append(comps, collectorComponents(cfg, collectors.Table(), pub, tr, log)...)
+		table := opts.Collectors
+		if table == nil {
+			table = collectors.Table()
+		}
+		comps = append(comps, collectorComponents(cfg, table, pub, tr, log)...)
 	}
 	if role != config.RoleAgent {
 		runRules := func(ctx context.Context) error {

@@ -7,7 +7,7 @@
 #   e2e/run.sh all              the same plus live-2.1.11 (a short boot of the 2.1.11 image)
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
-#                               restart encrypted capacity replace scrub nvme pollcost captured-2.1.11
+#                               restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11
 #                               live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
@@ -26,11 +26,11 @@ T_START=$(date +%s)
 
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
-ALL=(provision offline unplug restart encrypted capacity replace scrub nvme pollcost captured-2.1.11 live-2.1.11)
+ALL=(provision offline unplug restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
-DEFAULT=(provision offline unplug restart encrypted capacity replace scrub nvme pollcost captured-2.1.11)
+DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
 [ "${want[*]}" = all ] && want=("${ALL[@]}")
 for w in "${want[@]}"; do
@@ -118,6 +118,7 @@ if [ $needs23 = 1 ]; then
         scrub) sc_restart_check; sc_scrub ;;
         capacity) [ -n "${E2E_FILL_JOB:-}" ] || sc_capacity_start; sc_capacity_check ;;
         encrypted) sc_encrypted ;;
+        suspend) sc_restart_check; sc_suspend ;;
       esac
     done
     sc_restart_check

@@ -476,3 +476,77 @@ sc_encrypted() {
   [ "$v" = 0 ] && ok $s "bench destroyed its temporary datasets" || bad $s "bench cleanup" "$v left"
   figure $s "zwatch provision bench --encryption on the encrypted pool (4 MiB files, 8 settings)" "$(ms "$t1" "$t0")" ms "host clock"
 }
+
+# 12. a suspended pool: a single-disk pool (failmode=wait) on a scsi disk hot-added for it (sd9,
+# so vault's disks are left alone), the disk unplugged while writes are pending. One critical
+# PoolSuspended page within seconds (the kernel's kstat says SUSPENDED ~0.5 s after the unplug),
+# naming the fix; no "permanent data errors" page and no separate "zpool hangs" page for it; the
+# guide says zpool clear, not replace. Then the disk comes back, zpool clear, and it resolves.
+SUSP_POOL=hung
+SUSP_SERIAL=ZWS0009
+susp_plug() { # the drive node (kept by device_del of a blockdev-add'ed drive) and the scsi-hd
+  vm_qmp '{"execute":"query-named-block-nodes"}' | grep -q '"drv-sd9"' ||
+    vm_qmp '{"execute":"blockdev-add","arguments":{"driver":"raw","node-name":"drv-sd9","file":{"driver":"file","filename":"'"$ZW_VM_DIR"'/disks/sd9.raw"}}}' >/dev/null || return 1
+  vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":9,"lun":0,"drive":"drv-sd9","id":"sd9","serial":"'"$SUSP_SERIAL"'","vendor":"SEAGATE","product":"ST4000NM0035"}}' | grep -q '"return"'
+}
+sc_suspend() {
+  local s=suspend name dev id ks t_gone t_susp tn writer n text after
+  truncate -s 1G "$ZW_VM_DIR/disks/sd9.raw" || { bad $s "create the sd9 disk file"; return 1; }
+  susp_plug || { bad $s "QMP hot-add of sd9"; return 1; }
+  name=$(vm_run "for i in \$(seq 100); do udevadm settle; n=\$(ls $D | grep -- '$SUSP_SERIAL\$' | head -1); [ -n \"\$n\" ] && { echo \$n; exit 0; }; sleep 0.2; done; exit 1") \
+    || { bad $s "sd9 appears in $D"; return 1; }
+  g "zpool create -f -o failmode=wait $SUSP_POOL $D/$name" || { bad $s "zpool create -o failmode=wait $SUSP_POOL"; return 1; }
+  ok $s "single-disk pool $SUSP_POOL (failmode=wait) on $name"
+  dev=$(vm_run "basename \$(readlink -f $D/$name)")
+  # zeros, not urandom: the same pending writes for a fraction of the emulated CPU
+  g "rm -f /tmp/zw-susp-stop"
+  writer=$(vm_spawn "i=0; while [ ! -e /tmp/zw-susp-stop ]; do dd if=/dev/zero of=/$SUSP_POOL/f\$((i++)) bs=1M count=8 2>/dev/null; done")
+  quiet 11
+  # guest watchers: the moment the kernel drops the disk, and the moment ZFS suspends the pool
+  id=$(vm_spawn "while [ -e /sys/block/$dev ]; do sleep 0.01; done; date +%s%N")
+  ks=$(vm_spawn "while [ \"\$(cat /proc/spl/kstat/zfs/$SUSP_POOL/state)\" != SUSPENDED ]; do sleep 0.05; done; date +%s%N")
+  sleep 1
+  vm_qmp '{"execute":"device_del","arguments":{"id":"sd9"}}' >/dev/null || { bad $s "QMP device_del sd9"; return 1; }
+  t_gone=$(vm_wait "$id" 30)
+  t_susp=$(vm_wait "$ks" 120) || { bad $s "ZFS suspends the pool within 120 s"; return 1; }
+  after=$((t_gone - 5000000000))
+  figure $s "disk dropped by the kernel -> pool SUSPENDED (kstat)" "$(ms "$t_susp" "$t_gone")" ms "guest clock (ZFS, not zwatch): /sys/block/$dev gone -> /proc/spl/kstat/zfs/$SUSP_POOL/state SUSPENDED"
+  if tn=$(wait_note 60 --after "$after" --status firing --alert PoolSuspended --contains "pool $SUSP_POOL is SUSPENDED"); then
+    figure $s "pool SUSPENDED (kstat) -> PoolSuspended in the sink" "$(ms "$tn" "$t_susp")" ms "guest clock: kstat SUSPENDED -> sink receive (zwatch's share; the hang-to-page time)"
+    figure $s "disk dropped -> PoolSuspended in the sink" "$(ms "$tn" "$t_gone")" ms "guest clock: /sys/block/$dev gone -> sink receive"
+    budget $s "pool SUSPENDED -> PoolSuspended page" "$(ms "$tn" "$t_susp")"
+    text=$(sink --after "$after" --status firing --alert PoolSuspended --json | head -1 | jq -r .text)
+    printf '%s\n' "$text" > "$E2E_OUT/suspend.notification.txt"
+    grep -q "zpool clear $SUSP_POOL" <<<"$text" && grep -q "zpool status -v $SUSP_POOL" <<<"$text" \
+      && ok $s "page names the fix: zpool clear $SUSP_POOL, zpool status -v $SUSP_POOL" || bad $s "page names the fix" "$(head -5 <<<"$text")"
+    grep -q "zpool replace" <<<"$text" && bad $s "no 'zpool replace' for a suspended pool" || ok $s "no 'zpool replace' for a suspended pool"
+  else
+    bad $s "PoolSuspended page within 60 s"; dump_notes "$after"
+  fi
+  sleep 15 # status polls and the ereport burst: anything else would page now
+  n=$(sink --count --after "$t_susp" --status firing --contains "permanent data error")
+  [ "$n" = 0 ] && ok $s "no 'permanent data errors' page once the pool is suspended (folded under PoolSuspended)" || { bad $s "no 'permanent data errors' page once suspended" "$n"; dump_notes "$t_susp"; }
+  # ZFS may keep the pool ONLINE for a while, counting the failed writes as data errors, before it suspends it
+  n=$(sink --count --after "$after" --status firing --contains "permanent data error")
+  [ "$n" = 0 ] && ok $s "no 'permanent data errors' page at all" || { bad $s "no 'permanent data errors' page between the unplug and the suspension" "$n page(s) while ZFS still said ONLINE, $(ms "$t_susp" "$t_gone") ms before it suspended the pool"; dump_notes "$after"; }
+  n=$(sink --count --after "$after" --status firing --contains "zpool hangs")
+  [ "$n" = 0 ] && ok $s "no separate 'zpool hangs' page" || bad $s "no separate 'zpool hangs' page" "$n"
+  n=$(sink --count --after "$after" --status firing --alert PoolSuspended)
+  [ "$n" = 1 ] && ok $s "PoolSuspended paged once" || bad $s "PoolSuspended paged once" "$n"
+  n=$(grep 'zpool events burst' "$E2E_SHARE/out/zwatch.log" | awk '{for(i=1;i<=NF;i++) if($i ~ /^events=/){split($i,a,"="); e+=a[2]} else if($i ~ /^folded=/){split($i,b,"="); f+=b[2]}} END{printf "%d %d", e, f}')
+  figure $s "zpool events read / folded (whole run)" "${n% *}" events "${n#* } folded into earlier identical events; last burst line: $(grep 'zpool events burst' "$E2E_SHARE/out/zwatch.log" | tail -1 | grep -o 'events=.*')"
+  # the disk back, zpool clear: resolved
+  local t_back; t_back=$(gnow)
+  susp_plug || bad $s "QMP re-add of sd9"
+  vm_run "for i in \$(seq 60); do udevadm settle; zpool clear $SUSP_POOL 2>/dev/null && [ \"\$(cat /proc/spl/kstat/zfs/$SUSP_POOL/state)\" != SUSPENDED ] && exit 0; sleep 1; done; exit 1" \
+    && ok $s "disk back + zpool clear: the pool resumes" || bad $s "disk back + zpool clear" "state $(vm_run "cat /proc/spl/kstat/zfs/$SUSP_POOL/state")"
+  if tn=$(wait_note 60 --after "$t_back" --alert PoolSuspended=resolved); then
+    ok $s "PoolSuspended resolved after zpool clear" "$(ms "$tn" "$t_back") ms after the replug"
+  else
+    bad $s "PoolSuspended resolved after zpool clear"; dump_notes "$t_back"
+  fi
+  n=$(sink --count --after "$t_back" --status firing --contains "is SUSPENDED")
+  [ "$n" = 0 ] && ok $s "no 'SUSPENDED' page after the recovery" || { bad $s "no 'SUSPENDED' page after the recovery" "$n"; dump_notes "$t_back"; }
+  g "touch /tmp/zw-susp-stop"; vm_wait "$writer" 120 >/dev/null 2>&1
+  g "zpool destroy -f $SUSP_POOL" || bad $s "zpool destroy $SUSP_POOL"
+}

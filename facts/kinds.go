@@ -15,9 +15,12 @@ import (
 // Kinds of fact: the subject suffix under zwatch.v1.<host>. and the schema
 // name (bus.Schema(kind)).
 const (
-	KindZpoolStatus    = "zpool.status"
-	KindZpoolCapacity  = "zpool.capacity"
-	KindZpoolEvent     = "zpool.event"
+	KindZpoolStatus   = "zpool.status"
+	KindZpoolCapacity = "zpool.capacity"
+	KindZpoolEvent    = "zpool.event"
+	// KindPoolKstat is each pool's state as the kernel reports it without
+	// taking the pool's locks (PoolKstatData).
+	KindPoolKstat      = "zpool.kstat"
 	KindSmart          = "smart" // subject adds .<serial>
 	KindARC            = "arc"
 	KindCollectorError = "collector.error"
@@ -40,6 +43,7 @@ func Kinds() []Kind {
 		{Name: KindZpoolCapacity},
 		{Name: KindZpoolStatus},
 		{Name: KindZpoolEvent},
+		{Name: KindPoolKstat},
 		{Name: KindSmart, PerTarget: true},
 		{Name: KindARC},
 		{Name: KindCollectorError},

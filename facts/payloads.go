@@ -28,6 +28,25 @@ type EventData struct {
 	zfs.Event
 }
 
+// PoolKstatData is the payload of zwatch.v1.<host>.zpool.kstat: the state
+// of each imported pool read from the kernel's kstat, which never waits on
+// the pool (/proc/spl/kstat/zfs/<pool>/state on Linux, sysctl
+// kstat.zfs.<pool>.misc.state on FreeBSD). It is the one reading that still
+// answers while zpool commands hang on a SUSPENDED pool.
+type PoolKstatData struct {
+	// Source is where it was read: "procfs" or "sysctl".
+	Source string      `json:"source"`
+	Pools  []PoolKstat `json:"pools"`
+}
+
+// PoolKstat is one pool's kernel state: ONLINE, DEGRADED, FAULTED,
+// OFFLINE, REMOVED, UNAVAIL, SPLIT, SUSPENDED or TRANSITIONING (OpenZFS
+// spa_state_to_name).
+type PoolKstat struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
 // Heartbeat is the payload of zwatch.v1.<host>.heartbeat: proof of life
 // and the freshness of each collector, for the "watcher itself" rules.
 type Heartbeat struct {

@@ -70,6 +70,13 @@ func Guide(a alert.Alert) string {
 
 // GuideWith is Guide with what the caller knows beyond the alert.
 func GuideWith(a alert.Alert, o GuideOptions) string {
+	if pool, devices, ok := suspendedPool(a); ok {
+		head := fmt.Sprintf("Bringing pool %s back from SUSPENDED", pool)
+		if a.Summary != "" {
+			head += "\n" + a.Summary
+		}
+		return FormatSteps(head, SuspendedSteps(pool, devices))
+	}
 	steps := GuideSteps(a, o)
 	if len(steps) == 0 {
 		return ""
@@ -77,7 +84,7 @@ func GuideWith(a alert.Alert, o GuideOptions) string {
 	r := a.Replacement
 	p := planFor(r)
 	head := fmt.Sprintf("Replacing %s in pool %s", p.shown, r.Pool)
-	if r.TopVdev != "" {
+	if zfs.IsInteriorName(r.TopVdev) {
 		head += " (" + r.TopVdev + ")"
 	}
 	if a.Summary != "" {
@@ -149,6 +156,9 @@ func identityFromName(path string) *disk.Identity {
 // GuideSteps is the replacement guide for a disk alert as steps; nil when
 // the alert carries no replacement context.
 func GuideSteps(a alert.Alert, o GuideOptions) []Step {
+	if pool, devices, ok := suspendedPool(a); ok {
+		return SuspendedSteps(pool, devices)
+	}
 	r := a.Replacement
 	if r == nil || r.Pool == "" || (r.VdevPath == "" && r.VdevGUID == "" && r.Was == "") {
 		return nil
@@ -407,4 +417,54 @@ func margin(top *zfs.Vdev) int {
 		m = 0
 	}
 	return max(m, 0)
+}
+
+// suspendedPool tells an alert about a SUSPENDED pool (PoolSuspended, or a
+// disk alert raised while its pool was suspended), with the devices to
+// bring back.
+func suspendedPool(a alert.Alert) (pool string, devices []string, ok bool) {
+	if r := a.Replacement; r != nil && r.PoolState == zfs.StateSuspended && r.Pool != "" {
+		if d := strutil.FirstNonEmpty(r.VdevPath, r.Was); d != "" && !isGUID(d) {
+			devices = []string{d}
+		}
+		return r.Pool, devices, true
+	}
+	if a.Evidence["pool_state"] == zfs.StateSuspended && a.Labels["pool"] != "" {
+		// "sdc UNAVAIL, sdd" (PoolState lists each device with its state)
+		for _, d := range strings.Split(a.Evidence["devices"], ",") {
+			if f := strings.Fields(d); len(f) > 0 {
+				devices = append(devices, f[0])
+			}
+		}
+		return a.Labels["pool"], devices, true
+	}
+	return "", nil, false
+}
+
+// SuspendedSteps is what a suspended pool needs: its device back, then
+// zpool clear, then a look at what did not reach the disk. Replacing the
+// disk is the wrong advice here: ZFS waits for that very device, and a
+// pool without redundancy cannot rebuild onto another.
+func SuspendedSteps(pool string, devices []string) []Step {
+	what := "the device it lost"
+	if len(devices) > 0 {
+		what = strings.Join(devices, ", ")
+	}
+	return []Step{
+		{Title: "Reconnect the device",
+			Explanation: fmt.Sprintf("ZFS suspended pool %s because %s went away: I/O to the pool waits (failmode=wait) or fails (failmode=continue) until it is back. Do not replace or pull anything else. Check the disk's cable, power and enclosure; `dmesg` says when it dropped. Once it is back it is listed again:", pool, what),
+			Command:     "ls -l /dev/disk/by-id/",
+			More:        []string{"dmesg -T | tail -n 50"}},
+		{Title: "Resume the pool",
+			Explanation: "zpool clear retries the I/O that was waiting. If the device is still missing it fails and the pool stays SUSPENDED: go back to step 1.",
+			Command:     ShellCommand("zpool", "clear", pool)},
+		{Title: "Check what was lost",
+			Explanation: "The writes that failed while the device was away show as errors. zpool status -v lists any file with a permanent error: restore those from backup. Counters from the outage alone clear once a scrub finds the data good.",
+			Command:     ShellCommand("zpool", "status", "-v", pool)},
+		{Title: "Scrub",
+			Explanation: "A scrub reads every block back and checks it, so errors that were only the outage disappear and real damage is named.",
+			Command:     ShellCommand("zpool", "scrub", pool)},
+		{Title: "If the device cannot come back",
+			Explanation: "A suspended pool cannot be exported and its waiting writes cannot be cancelled; rebooting the machine ends them (the writes are lost). If the pool has redundancy, import it after the reboot and replace the device (`zwatch replace`); without redundancy, restore it from backup."},
+	}
 }

@@ -7,6 +7,7 @@ package rules
 func Catalogue() []Rule {
 	return []Rule{
 		poolStateRule(),
+		poolSuspendedRule(),
 		poolStatusMessageRule(),
 		vdevStateRule(),
 		redundancyRule(),

@@ -265,6 +265,8 @@ func legacyInhibit(h *hostState) {
 		return false
 	}
 	deadPools := map[string]bool{}
+	suspended := map[string]bool{}
+	anySuspended := false
 	incidents := map[string]bool{}
 	for _, t := range h.Alerts {
 		if t.A.State != alert.Firing {
@@ -276,9 +278,20 @@ func legacyInhibit(h *hostState) {
 			case "FAULTED", "UNAVAIL", "SUSPENDED":
 				deadPools[t.A.Labels["pool"]] = true
 			}
+		case namePoolSuspended:
+			suspended[t.A.Labels["pool"]] = true
+			anySuspended = true
 		case nameDiskIncident:
 			incidents[t.Serial] = true
 		}
+	}
+	carriedBySuspended := func(name string) bool {
+		switch name {
+		case namePoolState, namePoolStatusMessage, nameVdevState, nameRedundancy, nameVdevErrors,
+			nameVdevErrorRate, namePoolDataErrors, nameDiskIncident, nameResilver, nameResilverAtRisk, nameScrubErrors:
+			return true
+		}
+		return false
 	}
 	for _, t := range h.Alerts {
 		inh := false
@@ -286,6 +299,12 @@ func legacyInhibit(h *hostState) {
 			inh = true
 		}
 		if t.A.Name != nameDiskIncident && t.Serial != "" && incidents[t.Serial] && t.A.Name != nameResilverAtRisk {
+			inh = true
+		}
+		if carriedBySuspended(t.A.Name) && suspended[t.A.Labels["pool"]] {
+			inh = true
+		}
+		if (t.A.Name == nameCommandHangs || t.A.Name == nameCollectorStale) && anySuspended && slices.Contains(zpoolCollectors, t.A.Labels["collector"]) {
 			inh = true
 		}
 		if inh != t.Inhibited {
@@ -312,6 +331,9 @@ func TestInhibitRulesMatchLegacy(t *testing.T) {
 			if st := pick("FAULTED", "UNAVAIL", "SUSPENDED", "DEGRADED", "-"); st != "-" {
 				labels["state"] = st
 			}
+			if c := pick("zpool_status", "smart", "-"); c != "-" {
+				labels["collector"] = c
+			}
 			a := alert.Alert{Name: pick(names...), Labels: labels, State: alert.State(pick(string(alert.Pending), string(alert.Firing), string(alert.Firing), string(alert.Resolved)))}
 			serial, inhibited := pick("", "S1", "S2"), rng.IntN(2) == 0
 			fp := fmt.Sprint(i)
@@ -334,10 +356,10 @@ func TestInhibitRulesMatchLegacy(t *testing.T) {
 // Inhibitions named by several targets are looked for once.
 func TestInhibitRulesMerged(t *testing.T) {
 	rs := inhibitRules(Catalogue())
-	if len(rs) != 2 {
-		t.Fatalf("%d inhibit rules, want 2 (dead pool, disk incident): %+v", len(rs), rs)
+	if len(rs) != 4 {
+		t.Fatalf("%d inhibit rules, want 4 (suspended pool: its parts, its hung zpool; dead pool, disk incident): %+v", len(rs), rs)
 	}
-	if got := rs[0].Target.Names; !slices.Equal(got, []string{namePoolStatusMessage, nameVdevState, nameRedundancy,
+	if got := rs[2].Target.Names; !slices.Equal(got, []string{namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, nameResilverAtRisk, nameDiskIncident}) {
 		t.Errorf("a dead pool carries %v", got)
 	}

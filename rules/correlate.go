@@ -7,6 +7,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/zfs"
 )
 
 // The cross-source rules read the alerts of the other scopes: status and
@@ -111,7 +112,7 @@ func ruleDiskIncident(c *evalCtx) {
 		where := serial
 		pool := ""
 		if l := c.h.leafOfSerial(serial); l != nil {
-			where += " in " + l.Pool + "/" + l.Top
+			where += " in " + zfs.Place(l.Pool, l.Top)
 			pool = l.Pool
 		}
 		c.emit(cond{name: nameDiskIncident, severity: sev, serial: serial, pool: pool, news: news,

@@ -37,6 +37,8 @@ func factHandlers() map[string]factHandler {
 		facts.KindARC:            {observe: observeARC},
 		facts.KindCollectorError: {reportsFailure: true, observe: observeCollectorError},
 		facts.KindHeartbeat:      {observe: observeHeartbeat},
+		// The kernel's pool states; the watcher scope (PoolSuspended) judges them.
+		facts.KindPoolKstat: {observe: observeKstat},
 		// Events make the collectors poll status at once; the status rules
 		// then judge. Maintenance windows are not in this engine yet.
 		facts.KindZpoolEvent:  {},

@@ -76,7 +76,7 @@ func TestForAndRepeat(t *testing.T) {
 // Names, config's list and the catalogue agree, in the order people know.
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
-		namePoolState, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		namePoolState, namePoolSuspended, namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameScrubNever, nameScrubOverdue, nameScrubErrors, nameScrubPaused,

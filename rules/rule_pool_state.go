@@ -6,6 +6,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -16,7 +17,7 @@ func poolStateRule() Rule {
 		Alerts: []AlertInfo{{
 			Name:      namePoolState,
 			Severity:  "warning (DEGRADED) / critical",
-			Condition: "pool not ONLINE",
+			Condition: "pool not ONLINE; while `zpool status` cannot answer (timeout, error, silent), from the health column of `zpool list`",
 		}},
 	}
 }
@@ -157,4 +158,53 @@ func vdevID(v *zfs.Vdev) string {
 		return strings.TrimPrefix(v.Was, "/dev/")
 	}
 	return strings.TrimPrefix(v.Name, "/dev/")
+}
+
+// statusCannotAnswer reports whether zpool status has failed since its last
+// answer (a timeout, a hang, any error) or has gone silent for three of its
+// intervals: its last pools are then no news, and zpool list speaks for it.
+func statusCannotAnswer(c *evalCtx) (bool, string) {
+	st := c.h.Collectors["zpool_status"]
+	if st == nil {
+		return false, ""
+	}
+	if st.TimeoutStreak > 0 || st.ErrKind != "" {
+		return true, cmdOr(st.ErrCommand, "zpool status") + ": " + strutil.FirstNonEmpty(st.ErrKind, "failed")
+	}
+	if st.Interval > 0 && st.LastSeen != nil && c.now.Sub(c.sinceRef(*st.LastSeen)) > 3*st.Interval {
+		return true, fmt.Sprintf("no answer from zpool status for %s", fmtDur(c.now.Sub(*st.LastSeen)))
+	}
+	return false, ""
+}
+
+// rulePoolStateFromList raises PoolState from the health column of zpool
+// list while zpool status cannot answer: a pool that went DEGRADED while
+// status hung is still paged. It is the same alert (labels pool and state)
+// as the one status raises, so status answering again takes it over
+// without a second page. SUSPENDED is PoolSuspended's.
+func rulePoolStateFromList(c *evalCtx) {
+	if c.h.capacity == nil {
+		return
+	}
+	down, why := statusCannotAnswer(c)
+	if !down {
+		return
+	}
+	for _, p := range c.h.capacity.pools {
+		if p.Health == zfs.StateOnline || p.Health == "" || p.Health == zfs.StateSuspended {
+			continue
+		}
+		sev := alert.Critical
+		if p.Health == zfs.StateDegraded {
+			sev = alert.Warning
+		}
+		c.emit(cond{
+			name: namePoolState, severity: sev, pool: p.Name,
+			labels:  map[string]string{"pool": p.Name, "state": p.Health},
+			summary: fmt.Sprintf("pool %s is %s (zpool list; zpool status does not answer)", p.Name, p.Health),
+			desc: fmt.Sprintf("zpool list says pool %s is %s, and zpool status, which names the devices, cannot answer (%s). Run `zpool status -x %s` on the machine.",
+				p.Name, p.Health, why, shellWord(p.Name)),
+			evidence: map[string]string{"pool_state": p.Health, "source": "zpool list", "status": why},
+		})
+	}
 }

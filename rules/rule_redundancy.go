@@ -149,7 +149,7 @@ func ruleRedundancy(c *evalCtx, p *zfs.Pool) {
 		c.emit(cond{
 			name: nameRedundancy, severity: sev, pool: p.Name,
 			labels:  map[string]string{"pool": p.Name, "vdev": v.Name},
-			summary: fmt.Sprintf("%s/%s %s", p.Name, v.Name, marginText(left)),
+			summary: redundancySummary(p.Name, v, left),
 			desc: fmt.Sprintf("%s vdev %s of pool %s was built to survive %d device failure(s); %d of its %d children are not serving data (%s).",
 				cv.Class, v.Name, p.Name, designed, len(v.Children)-healthyChildren(v, v.Type == zfs.VdevDraid), len(v.Children), strings.Join(badLeavesOf(v), ", ")),
 			evidence: map[string]string{"margin": fmt.Sprint(left), "designed_margin": fmt.Sprint(designed), "class": cv.Class},
@@ -184,4 +184,13 @@ func badLeavesOf(v *zfs.Vdev) []string {
 		}
 	}
 	return out
+}
+
+// redundancySummary names the vdev once: a single-disk top-level vdev is
+// the disk ("sdb in tank has failed", not "tank//dev/sdb has failed").
+func redundancySummary(pool string, v *zfs.Vdev, left int) string {
+	if v.IsLeaf() {
+		return fmt.Sprintf("%s in %s %s", vdevID(v), pool, marginText(left))
+	}
+	return fmt.Sprintf("%s/%s %s", pool, v.Name, marginText(left))
 }

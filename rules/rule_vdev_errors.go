@@ -101,7 +101,7 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 				c.emit(cond{
 					name: nameVdevErrors, severity: alert.Warning, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
-					summary: fmt.Sprintf("%s in %s/%s: %s", what, p.Name, cv.Vdev.Name, errorText(l)),
+					summary: fmt.Sprintf("%s in %s: %s", what, zfs.Place(p.Name, cv.Vdev.Name), errorText(l)),
 					desc: fmt.Sprintf("The error counters of %s rose (%d new since zwatch started watching it). Checksum errors mean bad data came back; read/write errors mean I/O failed. Check the disk's SMART data and cabling; `zpool clear %s` once fixed.",
 						vdevID(l), vc.Total, p.Name),
 					evidence: ev, repl: repl,
@@ -111,7 +111,7 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 				c.emit(cond{
 					name: nameVdevErrorRate, severity: alert.Critical, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
-					summary: fmt.Sprintf("%s in %s/%s: %d errors in %s", what, p.Name, cv.Vdev.Name, n, c.cfg.Errors.RateWindow.D()),
+					summary: fmt.Sprintf("%s in %s: %d errors in %s", what, zfs.Place(p.Name, cv.Vdev.Name), n, c.cfg.Errors.RateWindow.D()),
 					desc: fmt.Sprintf("%d I/O or checksum errors within %s on %s: at this rate ZFS's diagnosis engine faults a device. Prepare a replacement.",
 						n, c.cfg.Errors.RateWindow.D(), vdevID(l)),
 					evidence: ev, repl: repl,

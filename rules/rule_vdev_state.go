@@ -49,7 +49,7 @@ func ruleVdevState(c *evalCtx, p *zfs.Pool) {
 				repl.Margin = &m
 			}
 			what := diskName(vdevID(l), serial)
-			summary := fmt.Sprintf("%s in %s/%s is %s", what, p.Name, cv.Vdev.Name, l.State)
+			summary := fmt.Sprintf("%s in %s is %s", what, zfs.Place(p.Name, cv.Vdev.Name), l.State)
 			if repl.Margin != nil && cv.Vdev != l {
 				summary += ": " + cv.Vdev.Name + " " + marginText(*repl.Margin)
 			}
@@ -91,7 +91,7 @@ func badState(class string, l *zfs.Vdev) bool {
 
 // replacementFor builds what the replacement guide needs for leaf l.
 func replacementFor(c *evalCtx, p *zfs.Pool, top, l *zfs.Vdev, serial string) *alert.Replacement {
-	r := &alert.Replacement{Pool: p.Name, TopVdev: top.Name, VdevPath: l.Path, VdevGUID: l.GUID, VdevState: l.State, Was: l.Was}
+	r := &alert.Replacement{Pool: p.Name, TopVdev: top.Name, VdevPath: l.Path, VdevGUID: l.GUID, VdevState: l.State, Was: l.Was, PoolState: p.State}
 	if r.VdevPath == "" {
 		r.VdevPath = l.Name
 	}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,16 +45,22 @@ func hostSilentRule() Rule {
 
 func commandHangsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindCollectorError},
+		Reads: []string{facts.KindCollectorError, facts.KindPoolKstat},
 		Eval:  watcherEval(ruleCommandHangs),
 		Alerts: []AlertInfo{{
 			Name:       nameCommandHangs,
 			Thresholds: []Threshold{{"watcher.timeout_repeats", "3"}},
 			Severity:   "critical",
-			Condition:  "`watcher.timeout_repeats` ({watcher.timeout_repeats}) timeout/busy errors in a row: \"zpool hangs — pool may be SUSPENDED\"",
+			Condition: "a collector's command (or smartctl on one disk) timed out `watcher.timeout_repeats` ({watcher.timeout_repeats}) times in a row, " +
+				"or once and confirmed: the killed process has not exited (busy), the kstat says a pool is SUSPENDED, or another zpool command times out too; " +
+				"ends after " + fmt.Sprint(hangClearAnswers) + " answers in a row",
 		}},
 	}
 }
+
+// hangClearAnswers is how many answers in a row end CommandHangs: one
+// answer between two hangs is a flap, not a recovery.
+const hangClearAnswers = 2
 
 // blindSpotRule is machine-local: what it reports is which tools this
 // machine lacks or may not run.
@@ -83,7 +90,30 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	if st.LastSeen == nil || at.After(*st.LastSeen) {
 		st.LastSeen = &at
 	}
+	hs := h.hangs()
+	if st.TimeoutStreak > 0 {
+		hs.Answers[env.Collector] = 0
+	}
+	if n, ok := hs.Answers[env.Collector]; ok {
+		if n+1 >= hangClearAnswers {
+			delete(hs.Answers, env.Collector)
+		} else {
+			hs.Answers[env.Collector] = n + 1
+		}
+	}
 	st.TimeoutStreak, st.ErrKind, st.ErrMessage, st.ErrCommand, st.ErrFix = 0, "", "", "", ""
+	if strings.HasSuffix(env.Schema, "."+facts.KindSmart) && len(hs.Targets) > 0 {
+		// This disk answered; the others' streaks go on.
+		if ts := hs.Targets[targetKey(env.Collector, smartDevice(env))]; ts != nil {
+			if ts.Streak > 0 {
+				ts.Streak, ts.Answers = 0, 0
+			}
+			ts.Answers++
+			if ts.Answers >= hangClearAnswers {
+				delete(hs.Targets, targetKey(ts.Collector, ts.Target))
+			}
+		}
+	}
 	h.dirty = true
 }
 
@@ -94,8 +124,24 @@ func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.Col
 	}
 	st := h.collector(name)
 	st.ErrKind, st.ErrMessage, st.ErrCommand, st.ErrFix = ce.Kind, ce.Message, ce.Command, ce.Fix
-	if ce.Kind == "timeout" || ce.Kind == "busy" {
+	hung := ce.Kind == "timeout" || ce.Kind == "busy"
+	switch {
+	case ce.Target != "" && hung:
+		// One disk's smartctl: its own streak, which other disks' answers
+		// do not reset.
+		hs := h.hangs()
+		k := targetKey(name, ce.Target)
+		ts := hs.Targets[k]
+		if ts == nil {
+			ts = &targetStreak{Collector: name, Target: ce.Target}
+			hs.Targets[k] = ts
+		}
+		ts.Streak++
+		ts.Answers = 0
+		ts.Kind, ts.Message, ts.Command, ts.Fix, ts.At = ce.Kind, ce.Message, ce.Command, ce.Fix, env.CollectedAt
+	case hung:
 		st.TimeoutStreak++
+		delete(h.hangs().Answers, name)
 	}
 	h.dirty = true
 }
@@ -180,31 +226,110 @@ func ruleHostSilent(c *evalCtx) {
 		evidence: map[string]string{"last_heartbeat": hb.UTC().Format(time.RFC3339)}})
 }
 
-// nameCommandHangs: a collector's command timed out (or was still stuck)
-// rules.watcher.timeout_repeats times in a row. zpool commands hang when a
-// pool is SUSPENDED or a controller died — exactly when status cannot say so.
+// nameCommandHangs: a collector's command (or smartctl on one disk) hangs.
+// zpool commands hang when a pool is SUSPENDED or a controller died —
+// exactly when status cannot say so — so the first timeout does not wait
+// for two more when something confirms it: the killed process still has
+// not exited (busy: it sits in the kernel), the kernel's kstat says a pool
+// is SUSPENDED, or a second zpool command times out too. The zpool
+// collectors retry and probe the kstat at their first timeout
+// (collectors.HangProbe), so a hang is paged within the command timeout
+// and a few seconds. Once raised, it ends only after hangClearAnswers
+// answers in a row.
 func ruleCommandHangs(c *evalCtx) {
+	suspended := c.kstatSuspended()
+	zpoolHung := 0
+	for _, name := range zpoolCollectors {
+		if st := c.h.Collectors[name]; st != nil && st.TimeoutStreak > 0 {
+			zpoolHung++
+		}
+	}
 	for _, name := range sortedCollectors(c.h) {
 		st := c.h.Collectors[name]
-		if st.TimeoutStreak < c.cfg.Watcher.TimeoutRepeats {
+		labels := map[string]string{"collector": name}
+		zpool := slices.Contains(zpoolCollectors, name)
+		confirmed := st.TimeoutStreak > 0 && (st.ErrKind == "busy" || zpool && (suspended || zpoolHung > 1))
+		if st.TimeoutStreak < c.cfg.Watcher.TimeoutRepeats && !confirmed {
+			c.keepHang(labels, c.h.Hangs != nil && hasKey(c.h.Hangs.Answers, name))
 			continue
 		}
 		summary := fmt.Sprintf("%s: %s hangs", c.h.Host, name)
 		switch {
-		case strings.HasPrefix(name, "zpool"), name == "arc":
+		case zpool:
 			summary = fmt.Sprintf("%s: zpool hangs — pool may be SUSPENDED", c.h.Host)
 		case strings.HasPrefix(name, "smart"):
 			summary = fmt.Sprintf("%s: smartctl hangs — a disk or controller may be dead", c.h.Host)
 		}
-		desc := fmt.Sprintf("%d runs of %s in a row timed out or were still stuck.", st.TimeoutStreak, cmdOr(st.ErrCommand, name))
+		desc := fmt.Sprintf("%d run(s) of %s in a row timed out or were still stuck.", st.TimeoutStreak, cmdOr(st.ErrCommand, name))
+		switch {
+		case st.ErrKind == "busy":
+			desc += " The killed process has not exited: it is stuck in the kernel."
+		case zpool && suspended:
+			desc += " The kernel says a pool is SUSPENDED."
+		}
 		if st.ErrFix != "" {
 			desc += " " + st.ErrFix
 		}
 		c.emit(cond{name: nameCommandHangs, severity: alert.Critical,
-			labels:  map[string]string{"collector": name},
-			summary: summary, desc: desc,
+			labels: labels, summary: summary, desc: desc,
 			evidence: map[string]string{"timeouts": fmt.Sprint(st.TimeoutStreak), "last_error": st.ErrMessage}})
 	}
+	if c.h.Hangs == nil {
+		return
+	}
+	for _, k := range sortedKeys(c.h.Hangs.Targets) {
+		ts := c.h.Hangs.Targets[k]
+		labels := map[string]string{"collector": ts.Collector, "device": ts.Target}
+		if c.targetGone(ts) {
+			delete(c.h.Hangs.Targets, k)
+			c.h.dirty = true
+			continue
+		}
+		if ts.Streak < c.cfg.Watcher.TimeoutRepeats && !(ts.Streak > 0 && ts.Kind == "busy") {
+			c.keepHang(labels, ts.Streak == 0)
+			continue
+		}
+		desc := fmt.Sprintf("%d run(s) of %s in a row timed out or were still stuck; the other disks answer.", ts.Streak, cmdOr(ts.Command, ts.Collector))
+		if ts.Fix != "" {
+			desc += " " + ts.Fix
+		}
+		c.emit(cond{name: nameCommandHangs, severity: alert.Critical, labels: labels,
+			summary:  fmt.Sprintf("%s: smartctl hangs on %s — the disk or its controller may be dying", c.h.Host, ts.Target),
+			desc:     desc,
+			evidence: map[string]string{"timeouts": fmt.Sprint(ts.Streak), "last_error": ts.Message, "device": ts.Target}})
+	}
+}
+
+// keepHang keeps a raised CommandHangs while its command has answered
+// fewer than hangClearAnswers times since (answering says so): it resolves
+// on a steady answer, not on one between two hangs.
+func (c *evalCtx) keepHang(labels map[string]string, answering bool) {
+	if !answering {
+		return
+	}
+	t := c.previous(nameCommandHangs, labels)
+	if t == nil || t.A.State != alert.Firing {
+		return
+	}
+	ev := copyMap(t.A.Evidence)
+	ev["answering"] = "true"
+	c.emit(cond{name: nameCommandHangs, severity: t.A.Severity, labels: labels,
+		summary: t.A.Summary, desc: t.A.Description, evidence: ev})
+}
+
+// targetGone: a disk whose errors stopped without it answering (it left
+// the machine) is forgotten after three SMART intervals.
+func (c *evalCtx) targetGone(ts *targetStreak) bool {
+	limit := 3 * time.Hour
+	if st := c.h.Collectors[ts.Collector]; st != nil && st.Interval > 0 {
+		limit = 3 * st.Interval
+	}
+	return c.now.Sub(ts.At) > limit
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // nameBlindSpot: a tool is missing or not allowed to run, so something is

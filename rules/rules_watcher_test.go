@@ -75,9 +75,14 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 	observe(t, e, errEnv("missing", "smart", t0), t0)
 	observe(t, e, heartbeat(t, t0, map[string]facts.CollectorHealth{"arc": {Disabled: "zpool not found"}}), t0)
 	sameList(t, active(e, nameBlindSpot), []string{"MonitoringBlindSpot warning collector=arc", "MonitoringBlindSpot warning collector=smart"})
-	// zpool answers again: the hang is over.
+	// zpool answers again: one answer between two hangs is a flap, two in
+	// a row end the hang.
 	now := t0.Add(5 * time.Minute)
 	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", now), now)
+	sameList(t, active(e, nameCommandHangs), []string{"CommandHangs critical collector=zpool_status"})
+	now = now.Add(time.Minute)
+	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", now), now)
+	e.Tick(now) // the same status again is judged at the tick
 	sameList(t, active(e, nameCommandHangs), nil)
 }
 

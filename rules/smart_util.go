@@ -9,6 +9,7 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
 )
 
 func secs(n int64) time.Duration { return time.Duration(n) * time.Second }
@@ -102,7 +103,7 @@ func diskLabel(r *smart.Report) string {
 func smartWhere(c *evalCtx, r *smart.Report) string {
 	name := diskLabel(r)
 	if l := c.h.leafOfSerial(r.Serial); l != nil {
-		return name + " in " + l.Pool + "/" + l.Top
+		return name + " in " + zfs.Place(l.Pool, l.Top)
 	}
 	if r.Device != "" && r.Device != name {
 		return name + " (" + r.Device + ")"

@@ -48,6 +48,8 @@ type hostState struct {
 	// maxSources of them, and Stream the stream they count in.
 	Applied map[string]uint64 `json:"applied,omitempty"`
 	Stream  string            `json:"stream,omitempty"`
+	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
+	Hangs *hangState `json:"hangs,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool

@@ -345,3 +345,19 @@ func TestParseDurationText(t *testing.T) {
 func nice(f float64, shift uint) uint64 {
 	return uint64(f * float64(uint64(1)<<shift))
 }
+
+func TestPlace(t *testing.T) {
+	for _, c := range [][3]string{
+		{"tank", "mirror-0", "tank/mirror-0"},
+		{"tank", "raidz2-1", "tank/raidz2-1"},
+		{"tank", "draid1:4d:6c:1s-0", "tank/draid1:4d:6c:1s-0"},
+		{"hung", "/dev/disk/by-id/scsi-35000c500a0000001-part1", "hung"},
+		{"tank", "sdb", "tank"},
+		{"tank", "draid1-0-0", "tank"},
+		{"tank", "", "tank"},
+	} {
+		if got := Place(c[0], c[1]); got != c[2] {
+			t.Errorf("Place(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}

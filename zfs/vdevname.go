@@ -117,3 +117,28 @@ func normalizeState(s string) string {
 	}
 	return strings.ToUpper(strings.TrimSpace(s))
 }
+
+// IsInteriorName reports whether a vdev name as zpool prints it is a group
+// of devices (mirror-0, raidz2-1, draid1:4d:6c:1s-0, replacing-0, spare-1,
+// indirect-2, hole-3) rather than a device.
+func IsInteriorName(n string) bool {
+	if reDSpare.MatchString(n) {
+		return false
+	}
+	for _, re := range []*regexp.Regexp{reMirror, reRaidz, reDraid, reReplacing, reSpare, reIndirect, reHole} {
+		if re.MatchString(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// Place names where a device sits for a person: "tank/mirror-0", or just
+// "tank" when the top-level vdev is the device itself (a single-disk vdev,
+// whose name is its path; "hung//dev/disk/by-id/..." said it twice).
+func Place(pool, top string) string {
+	if top == "" || !IsInteriorName(top) {
+		return pool
+	}
+	return pool + "/" + top
+}
