@@ -153,7 +153,7 @@ func (e *Engine) groupKey(t *tracked) string {
 // every device one observation saw fail together. News arriving while the
 // group is recent waits group_wait, so a slower cascade (an enclosure
 // dropping its disks one by one) becomes one follow-up, not one page each.
-// Repeats go at once.
+// Repeats, and the first page of an AtOnce alert, go at once.
 func (e *Engine) schedule(h *hostState, now time.Time) {
 	for _, t := range h.Alerts {
 		due, repeat := e.due(t, now)
@@ -165,7 +165,9 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 		}
 		g := h.Groups[t.Group]
 		at := now.Add(e.cfg.GroupWait.D())
-		if last, ok := h.Flushed[t.Group]; repeat || g == nil && (!ok || now.Sub(last) >= e.cfg.GroupWait.D()) {
+		first := t.LastSent == nil && t.A.State == alert.Firing
+		if last, ok := h.Flushed[t.Group]; repeat || first && e.rules.atOnce[t.A.Name] ||
+			g == nil && (!ok || now.Sub(last) >= e.cfg.GroupWait.D()) {
 			at = now
 		}
 		if g == nil {

@@ -54,6 +54,10 @@ type AlertInfo struct {
 	// Target names no alert (it is this one). A rule that carries the parts
 	// of something (a dead pool) thus needs no list of its parts.
 	InhibitedBy []InhibitRule
+	// AtOnce: its first page never waits group_wait behind an earlier page
+	// of its group. For a state that changes what the person must do (a
+	// pool that stopped all I/O), not for parts of a cascade.
+	AtOnce bool
 }
 
 // Threshold is one config key an alert depends on and its default, written
@@ -147,10 +151,12 @@ type ruleSet struct {
 	// defaultFor is each alert's pending duration unless rules.for overrides it.
 	defaultFor map[string]time.Duration
 	inhibit    []InhibitRule
+	// atOnce are the alert names whose first page skips group_wait.
+	atOnce map[string]bool
 }
 
 func newRuleSet(catalogue []Rule) ruleSet {
-	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue)}
+	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue), atOnce: map[string]bool{}}
 	for _, r := range catalogue {
 		switch ev := r.Eval.(type) {
 		case poolEval:
@@ -170,6 +176,9 @@ func newRuleSet(catalogue []Rule) ruleSet {
 		}
 		for _, a := range r.Alerts {
 			s.defaultFor[a.Name] = a.For
+			if a.AtOnce {
+				s.atOnce[a.Name] = true
+			}
 		}
 	}
 	return s

@@ -28,6 +28,9 @@ func poolSuspendedRule() Rule {
 		Alerts: []AlertInfo{{
 			Name:     namePoolSuspended,
 			Severity: "critical",
+			// The pages before it (write errors while ZFS still retried)
+			// told of a failing disk; this one says all I/O stopped.
+			AtOnce: true,
 			Condition: "the kernel's kstat (`/proc/spl/kstat/zfs/<pool>/state`; FreeBSD `kstat.zfs.<pool>.misc.state`), `zpool status` or `zpool list` says SUSPENDED; " +
 				"read every list interval and at once when a zpool command times out. It carries the pool's data-error and device alerts and the zpool `CommandHangs`",
 			Inhibits: []InhibitRule{

@@ -269,3 +269,46 @@ func TestSingleDiskVdevNamedOnce(t *testing.T) {
 		t.Errorf("alerts %v, want RedundancyMargin, VdevState and VdevErrors to check", names)
 	}
 }
+
+// The disk of a single-disk pool vanished: for a while (37 s in make e2e)
+// ZFS still calls the pool ONLINE while writes fail, and that is paged.
+// When it then suspends the pool, PoolSuspended must not wait group_wait
+// behind that page: it changes what the person must do. The status is the
+// real capture with the pool's state set back to ONLINE (derived: the
+// window before the suspension was not captured).
+func TestPoolSuspendedSkipsGroupWait(t *testing.T) {
+	e := newTestEngine()
+	b, err := os.ReadFile(kstatDir + "suspended.zpool-status-j.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := zfs.ParseStatus(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pools {
+		if p.Name == "hung" {
+			p.State = zfs.StateOnline
+		}
+	}
+	observe(t, e, kstatEnv(t, "online", t0), t0)
+	observe(t, e, envOf(t, facts.KindZpoolStatus, "zpool_status", t0, facts.StatusData{Source: "json", Pools: pools}), t0)
+	before := 0
+	for _, n := range e.Tick(t0.Add(time.Second)) {
+		if n.Alerts[0].Labels["pool"] == "hung" {
+			before++
+		}
+	}
+	if before == 0 {
+		t.Fatal("the write errors before the suspension did not page")
+	}
+	now := t0.Add(3 * time.Second)
+	observe(t, e, kstatEnv(t, "suspended", now), now)
+	if !e.Due(now) {
+		t.Fatalf("PoolSuspended is not due at once after the earlier page (group_wait %s)", e.cfg.GroupWait.D())
+	}
+	got := noteLines(e.Tick(now))
+	if len(got) == 0 || !strings.Contains(got[0], "firing critical PoolSuspended") {
+		t.Errorf("notifications %q, want PoolSuspended at once", got)
+	}
+}

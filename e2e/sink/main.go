@@ -4,7 +4,7 @@
 //	    (in the guest) accept POSTs on ADDR; append one JSON line per request to FILE:
 //	    {"recv_ns": <guest unix ns at receipt>, "payload": <the body as sent>}
 //
-//	sink find FILE [--after NS] [--status firing|resolved] [--alert NAME[=STATE]]...
+//	sink find FILE [--after NS] [--before NS] [--status firing|resolved] [--alert NAME[=STATE]]...
 //	          [--contains TEXT]... [--severity S] [--count] [--json]
 //	    (on the host) print the first matching notification: "<recv_ns> <line number>"
 //	    (exit 1 when none). --count prints the number of matches instead. --json prints
@@ -54,7 +54,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: sink serve ADDR FILE | sink find FILE [--after NS] [--status S] [--alert NAME[=STATE]]... [--contains TEXT]... [--severity S] [--count] [--json]")
+	fmt.Fprintln(os.Stderr, "usage: sink serve ADDR FILE | sink find FILE [--after NS] [--before NS] [--status S] [--alert NAME[=STATE]]... [--contains TEXT]... [--severity S] [--count] [--json]")
 	os.Exit(2)
 }
 
@@ -101,6 +101,7 @@ func find(args []string) int {
 	file := args[0]
 	var (
 		after    int64
+		before   int64 // 0: no bound
 		status   string
 		severity string
 		contains []string
@@ -124,6 +125,12 @@ func find(args []string) int {
 				usage()
 			}
 			after = v
+		case "--before":
+			v, err := strconv.ParseInt(val(), 10, 64)
+			if err != nil {
+				usage()
+			}
+			before = v
 		case "--status":
 			status = val()
 		case "--severity":
@@ -159,7 +166,7 @@ func find(args []string) int {
 		if json.Unmarshal(sc.Bytes(), &l) != nil {
 			continue // a line being written
 		}
-		if l.RecvNS < after {
+		if l.RecvNS < after || before > 0 && l.RecvNS >= before {
 			continue
 		}
 		var p notifiers.WebhookPayload
