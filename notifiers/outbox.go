@@ -28,6 +28,10 @@ type Options struct {
 	// Host names the dead-letter reports' origin when a notification has
 	// none; default: the notification's host.
 	Host string
+	// Direct records what was sent around the outbox (NewDirect), so it is
+	// not sent twice; RepairConsumer removes a damaged consumer. Optional.
+	Direct         *DirectRecord
+	RepairConsumer func(ctx context.Context, stream, consumer string) error
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -75,7 +79,9 @@ type worker struct {
 	ackWait  time.Duration
 	// done remembers recently delivered notification ids, so a redelivery
 	// after a failed acknowledgement is not sent twice.
-	done *recent
+	done   *recent
+	direct *DirectRecord
+	repair func(ctx context.Context, stream, consumer string) error
 }
 
 func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
@@ -92,6 +98,7 @@ func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, l
 		retryFor: pick(cfg.RetryFor, d.RetryFor), initial: pick(cfg.RetryInitial, d.RetryInitial),
 		max: pick(cfg.RetryMax, d.RetryMax), timeout: pick(cfg.SendTimeout, d.SendTimeout),
 		ackWait: opts.AckWait, done: newRecent(1024),
+		direct: opts.Direct, repair: opts.RepairConsumer,
 	}
 	if w.ackWait <= 0 {
 		w.ackWait = max(2*w.timeout, 30*time.Second)
@@ -104,6 +111,9 @@ func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if cons == nil {
 			c, err := w.consumer(ctx)
+			if rc, ok := w.reopenConsumer(ctx, err); ok {
+				c, err = rc, nil
+			}
 			if err != nil {
 				w.log.Error("cannot open the channel's outbox consumer; retrying", "err", err)
 				_ = clock.Sleep(ctx, 5*time.Second)
@@ -121,6 +131,7 @@ func (w *worker) run(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+			cons = w.stillThere(ctx, cons)
 		case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound):
 			w.log.Warn("outbox consumer vanished; recreating it", "err", err)
 			cons = nil
@@ -187,7 +198,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	log := w.log.With("id", n.ID, "attempt", meta.NumDelivered)
-	if n.ID != "" && w.done.has(n.ID) {
+	if n.ID != "" && (w.done.has(n.ID) || w.skipDirect(n)) {
 		w.ack(ctx, msg, n, log)
 		return
 	}
@@ -206,7 +217,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
 			"since_created", time.Since(n.Created).Round(time.Millisecond))
-		w.done.add(n.ID)
+		w.delivered(n.ID)
 		w.ack(ctx, msg, n, log)
 		return
 	}
