@@ -87,34 +87,40 @@ func (l *sdListener) since(t time.Time) []string {
 	return out
 }
 
-// startDaemon runs the daemon with cfgText until the test ends; the log is
-// printed if the test fails.
-func startDaemon(t *testing.T, cfgText string, opts Options) *syncBuf {
+// startDaemon runs the daemon with cfgText until stop is called or the
+// test ends; the log is printed if the test fails.
+func startDaemon(t *testing.T, cfgText string, opts Options) (logs *syncBuf, stop func()) {
 	t.Helper()
 	l, err := config.Parse(strings.NewReader(cfgText), catalog.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuf{}
+	logs = &syncBuf{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, &l.Config, opts, log) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("daemon did not shut down")
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("daemon did not shut down")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", logs.String())
 		}
 	})
-	return logs
+	return logs, stop
 }
 
 // standInConfig is a daemon config that polls the zpool stand-in every
@@ -190,4 +196,3 @@ func isDirect(p notifiers.WebhookPayload) bool { return strings.Contains(p.Text,
 func mentions(p notifiers.WebhookPayload, s string) bool {
 	return strings.Contains(p.Summary+"\n"+p.Text, s)
 }
-

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,7 +71,7 @@ func recentNotifications(ctx context.Context, js jetstream.JetStream, n int) ([]
 			continue // deleted or expired in between
 		}
 		var note alert.Notification
-		if _, err := bus.Decode(m.Data, "notification", &note); err == nil {
+		if _, err := bus.Decode(m.Data, "notification", &note); err == nil && !strings.HasPrefix(note.ID, rules.CanaryPrefix) {
 			out = append(out, note)
 		}
 	}

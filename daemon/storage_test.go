@@ -27,7 +27,7 @@ func TestFullStateDiskStillPagesAndRecovers(t *testing.T) {
 	zpool, zfsCmd, step := standInZpool(t, dir)
 	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
 	state := filepath.Join(mnt, "state")
-	startDaemon(t, standInConfig(state, zpool, zfsCmd, ph.URL), Options{HeartbeatEvery: time.Second})
+	_, _ = startDaemon(t, standInConfig(state, zpool, zfsCmd, ph.URL), Options{HeartbeatEvery: time.Second})
 
 	waitFor(t, 20*time.Second, "the first healthy status", func() bool {
 		return contains(sd.since(time.Time{}), "STATUS=healthy")
