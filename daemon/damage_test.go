@@ -89,3 +89,54 @@ func TestDamagedConsumerStateIsRepairedAndPaged(t *testing.T) {
 		return p.Status == "firing" && mentions(p, "vault") && !isDirect(p)
 	})
 }
+
+// TestDamagedOutboxBlockIsRepairedAndPaged overwrites the start of the
+// outbox's message block of a stopped daemon: on start the lost messages
+// are found (the channel's consumer had read past what the stream still
+// holds), the stream continues after them so new alerts are not skipped,
+// StateStorageFailed says what was lost, and a new fault is delivered.
+func TestDamagedOutboxBlockIsRepairedAndPaged(t *testing.T) {
+	dir := t.TempDir()
+	zpool, zfsCmd, step := standInZpool(t, dir)
+	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
+	state := filepath.Join(dir, "state")
+	cfg := standInConfig(state, zpool, zfsCmd, ph.URL)
+
+	_, stop := startDaemon(t, cfg, Options{HeartbeatEvery: time.Second})
+	setStep(t, step, "b1-offline")
+	ph.Wait(t, "the OFFLINE page", func(p notifiers.WebhookPayload) bool { return p.Status == "firing" && mentions(p, "vault") })
+	setStep(t, step, "b4-online")
+	ph.Wait(t, "the resolved notice", func(p notifiers.WebhookPayload) bool { return p.Status == "resolved" && mentions(p, "vault") })
+	time.Sleep(2 * time.Second)
+	stop()
+	blocks, err := filepath.Glob(filepath.Join(state, "jetstream", "jetstream", "*", "streams", "ZWATCH_ALERTS", "msgs", "*.blk"))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("no outbox message block: %v", err)
+	}
+	for _, blk := range blocks {
+		f, err := os.OpenFile(blk, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(strings.Repeat("X", 64)), 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+
+	seen := map[string]bool{}
+	for _, p := range ph.Received() {
+		seen[p.ID] = true
+	}
+	startDaemon(t, cfg, Options{HeartbeatEvery: time.Second})
+	p := ph.Wait(t, "StateStorageFailed for the outbox", func(p notifiers.WebhookPayload) bool {
+		return p.Status == "firing" && mentions(p, "damaged state store found and repaired") && mentions(p, "stream ZWATCH_ALERTS lost")
+	})
+	if len(p.Notification.Alerts) > 0 {
+		t.Logf("paged: %s", p.Notification.Alerts[0].Description)
+	}
+	setStep(t, step, "b1-offline")
+	ph.Wait(t, "a new OFFLINE page after the repair", func(p notifiers.WebhookPayload) bool {
+		return p.Status == "firing" && mentions(p, "vault") && !seen[p.ID]
+	})
+}
