@@ -83,9 +83,12 @@ func (t *tracker) resultOf(name string, err error, at time.Time) {
 	t.result(name, err, at)
 }
 
-// heartbeat publishes proof of life on the bus, pings the external heartbeat
-// URL, and feeds systemd's watchdog only while the bus accepts messages, so
-// that a wedged daemon is restarted and a dead one is noticed from outside.
+// heartbeat publishes proof of life on the bus and, only while the whole
+// pipeline works, pings the external heartbeat URL and feeds systemd's
+// watchdog, so that a wedged or deaf daemon is restarted and noticed from
+// outside. With a canary (where the rule engine runs), working means the
+// heartbeat's canary came back through rules and outbox, and the state
+// storage is not failing; an agent only needs the bus to accept it.
 type heartbeat struct {
 	pub      collectors.Publisher
 	tracker  *tracker
@@ -95,6 +98,10 @@ type heartbeat struct {
 	urlEvery time.Duration
 	client   *http.Client
 	log      *slog.Logger
+	canary   *canary       // nil on an agent
+	storage  *storageWatch // nil on an agent
+	// notify sends a systemd notification (sddaemon.SdNotify).
+	notify func(state string)
 }
 
 func (h *heartbeat) run(ctx context.Context) error {
@@ -103,34 +110,81 @@ func (h *heartbeat) run(ctx context.Context) error {
 	if wd > 0 && wd/2 < tick {
 		tick = wd / 2
 	}
+	if h.notify == nil {
+		h.notify = func(state string) { _, _ = sddaemon.SdNotify(false, state) }
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var lastPing time.Time
+	lastWhy := ""
 	for {
 		now := time.Now()
-		err := h.pub.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{
-			Version: Version, Started: h.started, Collectors: h.tracker.snapshot(),
-		})
+		why := h.beat(ctx, min(max(tick/2, 2*time.Second), 10*time.Second))
 		switch {
-		case err != nil && ctx.Err() == nil:
-			// No watchdog ping: if the bus stays wedged, systemd restarts us.
-			h.log.Error("heartbeat not accepted by the bus", "err", err)
-		case err == nil && wd > 0:
-			_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyWatchdog)
-		}
-		if err == nil && h.url != "" && now.Sub(lastPing) >= h.urlEvery {
-			if perr := h.ping(ctx); perr != nil {
-				h.log.Warn("heartbeat URL ping failed", "url", h.url, "err", perr)
-			} else {
-				lastPing = now
+		case ctx.Err() != nil:
+			return nil
+		case why != "":
+			// No watchdog ping and no URL ping: if this lasts, systemd
+			// restarts us and the outside watcher raises its alarm.
+			if why != lastWhy {
+				h.log.Error("zwatch is not healthy: health signals stopped", "why", why)
+			}
+			h.notify("STATUS=UNHEALTHY: " + why)
+		default:
+			if lastWhy != "" {
+				h.log.Info("zwatch is healthy again: the canary went through rules and outbox")
+			}
+			if wd > 0 {
+				h.notify(sddaemon.SdNotifyWatchdog)
+			}
+			h.notify("STATUS=healthy")
+			if h.url != "" && now.Sub(lastPing) >= h.urlEvery {
+				if perr := h.ping(ctx); perr != nil {
+					h.log.Warn("heartbeat URL ping failed", "url", h.url, "err", perr)
+				} else {
+					lastPing = now
+				}
 			}
 		}
+		lastWhy = why
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// beat publishes one heartbeat and says what is wrong, or "".
+func (h *heartbeat) beat(ctx context.Context, wait time.Duration) string {
+	hb := facts.Heartbeat{Version: Version, Started: h.started, Collectors: h.tracker.snapshot()}
+	if h.canary == nil {
+		if err := h.pub.Publish(ctx, facts.KindHeartbeat, "zwatch", hb); err != nil {
+			return "heartbeat not accepted by the bus: " + err.Error()
+		}
+		return ""
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	done, err := h.canary.publish(pctx, hb)
+	cancel()
+	if h.storage != nil {
+		h.storage.report("facts", err)
+	}
+	// The storage's own words first: they say what to fix.
+	if p := h.storage.problem(); p != "" {
+		return p
+	}
+	if err != nil {
+		return "heartbeat not accepted by the bus: " + err.Error()
+	}
+	arrived := h.canary.wait(ctx, done, wait)
+	if p := h.storage.problem(); p != "" {
+		return p
+	}
+	if !arrived {
+		return fmt.Sprintf("the health canary did not come back through rules and outbox within %s", wait)
+	}
+	return ""
 }
 
 func (h *heartbeat) ping(ctx context.Context) error {

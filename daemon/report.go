@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,7 +71,7 @@ func recentNotifications(ctx context.Context, js jetstream.JetStream, n int) ([]
 			continue // deleted or expired in between
 		}
 		var note alert.Notification
-		if _, err := bus.Decode(m.Data, "notification", &note); err == nil {
+		if _, err := bus.Decode(m.Data, "notification", &note); err == nil && !strings.HasPrefix(note.ID, rules.CanaryPrefix) {
 			out = append(out, note)
 		}
 	}
@@ -118,15 +119,18 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 			wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			r, err := BuildAlertsReport(wctx, b, 50)
 			cancel()
-			if err == nil {
-				err = WriteSnapshot(stateDir, r)
-			}
 			if stop {
+				if err == nil {
+					_ = WriteSnapshot(stateDir, r)
+				}
 				return nil
 			}
 			if err != nil && ctx.Err() == nil {
 				return err
 			}
+			// A full state disk is the storage watch's to page; the
+			// snapshot is written again once there is space.
+			_ = WriteSnapshot(stateDir, r)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
+	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
@@ -28,6 +29,9 @@ type Options struct {
 	// Collectors is the collector table; nil means collectors.Table().
 	// Tests point a collector at fixtures (the kstat directory) through it.
 	Collectors []collectors.Spec
+	// HeartbeatEvery is how often the heartbeat (and its health canary)
+	// goes out; default 30s, or half the systemd watchdog's interval.
+	HeartbeatEvery time.Duration
 }
 
 // Run starts zwatch and blocks until ctx ends, then shuts down in order:
@@ -64,6 +68,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	var pub collectors.Publisher = &collectors.BusPublisher{Bus: b, Host: cfg.Host}
 	tr := newTracker()
 	var comps []Component
+	var storage *storageWatch
+	var can *canary
+	if role != config.RoleAgent {
+		storage = newStorageWatch(cfg.StateDir, cfg.Host, b, log.With("part", "storage"))
+		can = newCanary(b, cfg.Host, log.With("part", "canary"))
+		pub = reportingPublisher{Publisher: pub, w: storage}
+	}
 	if role == config.RoleAgent {
 		buf = fleet.NewBuffer(b, cfg.Host, cfg.Fleet.Buffer, log.With("part", "publisher"))
 		pub = buf
@@ -77,8 +88,30 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, collectorComponents(cfg, table, pub, tr, log)...)
 	}
 	if role != config.RoleAgent {
+		rec := notifiers.NewDirectRecord()
+		direct, err := notifiers.NewDirect(cfg.Notify, opts.Notify, rec, log.With("part", "notify"))
+		if err != nil {
+			return err
+		}
+		storage.send = direct.Deliver
+		ropts := rules.RunOptions{
+			Direct: func(ctx context.Context, n alert.Notification) error {
+				_, err := direct.Deliver(ctx, n)
+				return err
+			},
+			Storage: storage.report, Degraded: storage.degraded,
+		}
+		nopts := opts.Notify
+		nopts.Direct = rec
+		if b.Embedded() {
+			ropts.RepairConsumer = repairConsumer(b, storage)
+			nopts.RepairConsumer = ropts.RepairConsumer
+			if err := checkStreams(ctx, b, storage); err != nil {
+				log.Error("cannot check the state store for damage", "state_dir", cfg.StateDir, "err", err)
+			}
+		}
 		runRules := func(ctx context.Context) error {
-			return rules.Run(ctx, b, cfg.Rules, log.With("part", "rules"))
+			return rules.RunWith(ctx, b, cfg.Rules, ropts, log.With("part", "rules"))
 		}
 		if !b.Embedded() {
 			// Several servers may share this bus: one rule engine at a time.
@@ -91,14 +124,20 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps,
 			Component{Name: "rules", Run: runRules},
 			Component{Name: "notifiers", Run: func(ctx context.Context) error {
-				return notifiers.Run(ctx, b, cfg.Notify, opts.Notify, log.With("part", "notify"))
+				return notifiers.Run(ctx, b, cfg.Notify, nopts, log.With("part", "notify"))
 			}},
+			Component{Name: "storage", Run: storage.run},
+			Component{Name: "canary", Run: can.sink},
 			Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
 		)
 	}
+	every := opts.HeartbeatEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
 	comps = append(comps,
 		Component{Name: "heartbeat", Run: (&heartbeat{
-			pub: pub, tracker: tr, started: time.Now(), every: 30 * time.Second,
+			pub: pub, tracker: tr, started: time.Now(), every: every, canary: can, storage: storage,
 			url: cfg.Heartbeat.URL, urlEvery: cfg.Heartbeat.Interval.D(),
 			client: &http.Client{Timeout: 10 * time.Second}, log: log,
 		}).run},

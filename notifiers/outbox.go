@@ -28,6 +28,10 @@ type Options struct {
 	// Host names the dead-letter reports' origin when a notification has
 	// none; default: the notification's host.
 	Host string
+	// Direct records what was sent around the outbox (NewDirect), so it is
+	// not sent twice; RepairConsumer removes a damaged consumer. Optional.
+	Direct         *DirectRecord
+	RepairConsumer func(ctx context.Context, stream, consumer string) error
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -79,6 +83,10 @@ type worker struct {
 	done *recent
 	// order keeps each incident's notifications in order (order.go).
 	order *lines
+	// direct records what was sent directly while the outbox was down
+	// (direct.go); repair recreates a consumer the server cannot open.
+	direct *DirectRecord
+	repair func(ctx context.Context, stream, consumer string) error
 }
 
 func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
@@ -95,6 +103,7 @@ func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, l
 		retryFor: pick(cfg.RetryFor, d.RetryFor), initial: pick(cfg.RetryInitial, d.RetryInitial),
 		max: pick(cfg.RetryMax, d.RetryMax), timeout: pick(cfg.SendTimeout, d.SendTimeout),
 		ackWait: opts.AckWait, done: newRecent(1024),
+		direct: opts.Direct, repair: opts.RepairConsumer,
 	}
 	if w.ackWait <= 0 {
 		w.ackWait = max(2*w.timeout, 30*time.Second)
@@ -114,6 +123,9 @@ func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if cons == nil {
 			c, err := w.consumer(ctx)
+			if rc, ok := w.reopenConsumer(ctx, err); ok {
+				c, err = rc, nil
+			}
 			if err != nil {
 				w.log.Error("cannot open the channel's outbox consumer; retrying", "err", err)
 				_ = clock.Sleep(ctx, 5*time.Second)
@@ -132,6 +144,7 @@ func (w *worker) run(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+			cons = w.stillThere(ctx, cons)
 		case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound):
 			w.log.Warn("outbox consumer vanished; recreating it", "err", err)
 			cons = nil
@@ -202,7 +215,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (
 	// Retries happen in this run, not by redelivery: count both.
 	attempt := meta.NumDelivered + failed
 	log := w.log.With("id", n.ID, "attempt", attempt)
-	if n.ID != "" && w.done.has(n.ID) {
+	if n.ID != "" && (w.done.has(n.ID) || w.skipDirect(n)) {
 		w.ack(ctx, msg, n, log)
 		return 0
 	}
@@ -221,7 +234,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (
 		}
 		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
 			"since_created", time.Since(n.Created).Round(time.Millisecond))
-		w.done.add(n.ID)
+		w.delivered(n.ID)
 		w.ack(ctx, msg, n, log)
 		return 0
 	}

@@ -38,3 +38,15 @@ const (
 	nameCommandHangs        = "CommandHangs"
 	nameBlindSpot           = "MonitoringBlindSpot"
 )
+
+// Alerts about zwatch's own state storage. The daemon raises them, not a
+// rule of the catalogue: they must reach the person when the outbox and the
+// rule state cannot be written, so they are delivered directly to the
+// channels (docs/rules.md, "zwatch's own storage").
+const (
+	// NameStateStorageFull: the state directory's filesystem is full.
+	NameStateStorageFull = "StateStorageFull"
+	// NameStateStorageFailed: the state store refuses writes, or a damaged
+	// stream or consumer was found (and repaired, with what was lost).
+	NameStateStorageFailed = "StateStorageFailed"
+)

@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 )
 
 // ConsumerName is the durable consumer on bus.StreamFacts that rule engines
@@ -23,11 +27,56 @@ const ConsumerName = "rules"
 // tickEvery is how often Run looks for due notifications and time-based rules.
 const tickEvery = time.Second
 
-// Run evaluates facts from the bus until ctx ends. Each message is acked
-// only after its effects are saved in the state bucket; notifications go to
-// ZWATCH_ALERTS with their ID as the JetStream message ID, so a re-sent one
-// (after a crash between publish and save) is dropped as a duplicate.
+// CanaryHeader carries the ID of a health canary on a heartbeat fact. The
+// engine answers each with a notification whose ID is CanaryPrefix+ID and
+// which holds no alert: channels skip it, and the daemon's canary sink
+// learns that collector → bus → rules → outbox works.
+const (
+	CanaryHeader = "Zwatch-Canary"
+	CanaryPrefix = "canary-"
+)
+
+// positionKey holds, in bus.StateBucket, the facts stream sequence of the
+// last fact the engine applied, from which a damaged consumer is recreated.
+const positionKey = "rules.position"
+
+// While a write to the outbox or the rule state fails, it is tried again
+// this often (not at every fact), each try bounded by storageTimeout.
+const (
+	retryStorageEvery = 5 * time.Second
+	storageTimeout    = 3 * time.Second
+)
+
+// RunOptions are what the daemon adds to Run; every field is optional.
+type RunOptions struct {
+	// Direct delivers a notification straight to the channels, for when
+	// the outbox does not take it.
+	Direct func(ctx context.Context, n alert.Notification) error
+	// Storage hears of each write to the outbox ("outbox") or the rule
+	// state ("state"): the error, or nil after a success.
+	Storage func(part string, err error)
+	// Degraded says the state storage is failing; the engine then also
+	// reads facts as they are published (core NATS), since the facts stream
+	// may not store them.
+	Degraded func() bool
+	// RepairConsumer removes the engine's consumer when the server cannot
+	// open it (its files are damaged), so it can be created again.
+	RepairConsumer func(ctx context.Context, stream, consumer string) error
+}
+
+// Run evaluates facts from the bus until ctx ends (RunWith without options).
 func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logger) error {
+	return RunWith(ctx, b, cfg, RunOptions{}, log)
+}
+
+// RunWith evaluates facts from the bus until ctx ends. Each message is
+// acked once its effects are applied; the state bucket is written after
+// each, and notifications go to ZWATCH_ALERTS with their ID as the
+// JetStream message ID, so a re-sent one (after a crash between publish and
+// save) is dropped as a duplicate. When the storage fails, the engine keeps
+// its state in memory, delivers what is due through opts.Direct, and
+// publishes it to the outbox once that works again.
+func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOptions, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -39,34 +88,65 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 	if err := e.Load(ctx, kv); err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
-	cons, err := b.JS.CreateOrUpdateConsumer(ctx, bus.StreamFacts, jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
-		Description:   "zwatch rule engine",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckWait:       30 * time.Second,
-		MaxAckPending: 256,
-	})
-	if err != nil {
-		return fmt.Errorf("rules: consumer %s on %s: %w", ConsumerName, bus.StreamFacts, err)
+	// The same facts as they are published, for when the facts stream
+	// cannot store them; read only while opts.Degraded says so.
+	core := make(chan *nats.Msg, 256)
+	if opts.Degraded != nil {
+		for _, subj := range facts.StreamSubjects() {
+			sub, err := b.NC.ChanSubscribe(subj, core)
+			if err != nil {
+				return fmt.Errorf("rules: subscribe to %s: %w", subj, err)
+			}
+			defer func() { _ = sub.Unsubscribe() }()
+		}
 	}
-	stream, err := streamID(ctx, b.JS)
-	if err != nil {
-		return err
+	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: newSums(4096), seed: maphash.MakeSeed(), core: core}
+	for {
+		// A consumer lost while the engine runs (JetStream reloaded after
+		// a storage failure) is opened again; the state in memory stays.
+		err := r.consume(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errOpen) {
+			return err
+		}
+		log.Warn("rules: fact consumer lost; opening it again", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(64))
+}
+
+// errOpen marks a consumer that could not be opened at all.
+var errOpen = errors.New("rules: cannot open the fact consumer")
+
+// consume applies facts from the engine's consumer until ctx ends or the
+// consumer is lost.
+func (r *runner) consume(ctx context.Context) error {
+	cons, err := openConsumer(ctx, r.b, r.kv, r.opts, r.log)
 	if err != nil {
-		return fmt.Errorf("rules: consume %s: %w", bus.StreamFacts, err)
+		return fmt.Errorf("%w: %w", errOpen, err)
+	}
+	// The sequences of the facts stream count in this stream (order.go);
+	// a reloaded or recreated stream is looked up again.
+	if r.stream, err = streamID(ctx, r.b.JS); err != nil {
+		return fmt.Errorf("%w: %w", errOpen, err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(64), jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(2*time.Second))
+	if err != nil {
+		return fmt.Errorf("%w: consume %s: %w", errOpen, bus.StreamFacts, err)
 	}
 	ch := make(chan jetstream.Msg, 64)
+	stopped := make(chan error, 1)
 	go func() {
 		defer close(ch)
 		for {
 			m, err := msgs.Next()
 			if err != nil {
-				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() == nil {
-					log.Error("rules: consumer stopped", "err", err)
-				}
+				stopped <- err
 				return
 			}
 			select {
@@ -77,9 +157,7 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 		}
 	}()
 	defer msgs.Stop()
-
-	r := &runner{e: e, b: b, kv: kv, log: log, stream: stream}
-	log.Info("rule engine running", "consumer", ConsumerName, "stream", bus.StreamFacts)
+	r.log.Info("rule engine running", "consumer", ConsumerName, "stream", bus.StreamFacts)
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
 	for {
@@ -88,12 +166,16 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 			return nil
 		case m, ok := <-ch:
 			if !ok {
-				if ctx.Err() != nil {
-					return nil
+				select {
+				case err := <-stopped:
+					return fmt.Errorf("rules: fact consumer stopped: %w", err)
+				default:
+					return errors.New("rules: fact consumer closed")
 				}
-				return errors.New("rules: fact consumer closed")
 			}
 			r.handle(ctx, m)
+		case m := <-r.core:
+			r.handleCore(ctx, m)
 		case <-t.C:
 			r.tick(ctx, time.Now())
 		}
@@ -101,73 +183,300 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 }
 
 type runner struct {
-	e   *Engine
-	b   *bus.Bus
-	kv  jetstream.KeyValue
-	log *slog.Logger
+	e    *Engine
+	b    *bus.Bus
+	kv   jetstream.KeyValue
+	log  *slog.Logger
+	opts RunOptions
+	core chan *nats.Msg
+	// seen holds the facts applied lately (a hash of the raw message), so
+	// one that arrives both published and from the stream counts once.
+	seen *sums
+	seed maphash.Seed
+	// pending are notifications due but not yet in the outbox, oldest first.
+	pending []pendingNote
+	// outboxDown and stateDown: when a write last failed; zero while it works.
+	outboxDown, stateDown time.Time
+	// lastSeq is the stream sequence of the last fact applied; savedSeq
+	// what positionKey holds.
+	lastSeq, savedSeq uint64
+	posAt             time.Time
+	// recent were published in the last recentFor; wasDegraded is whether
+	// the storage was failing at the last flush.
+	recent      []sentNote
+	wasDegraded bool
 	// stream identifies the facts stream the sequences count in.
 	stream string
 }
 
+type sentNote struct {
+	n  alert.Notification
+	at time.Time
+}
+
+type pendingNote struct {
+	n      alert.Notification
+	direct bool // handed to opts.Direct already
+}
+
+// maxPending bounds what waits for the outbox; the oldest are dropped.
+const maxPending = 1000
+
 func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
-	var env bus.Envelope
-	if err := json.Unmarshal(m.Data(), &env); err != nil {
-		r.log.Warn("rules: dropping unreadable message", "subject", m.Subject(), "err", err)
+	sum := maphash.Bytes(r.seed, m.Data())
+	if r.seen.has(sum) {
+		_ = m.Ack() // applied already, as it was published
+		return
+	}
+	host, ok := r.observe(ctx, m.Subject(), m.Data(), positionOf(m, r.stream))
+	if !ok {
 		_ = m.Term()
 		return
+	}
+	if r.save(ctx) {
+		// Another engine changed the state: read it and apply this again.
+		r.reload(ctx)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	r.seen.add(sum)
+	if err := m.Ack(); err != nil {
+		r.log.Warn("rules: ack failed", "subject", m.Subject(), "err", err)
+	}
+	if md, err := m.Metadata(); err == nil {
+		r.lastSeq = md.Sequence.Stream
+	}
+	if id := m.Headers().Get(CanaryHeader); id != "" {
+		r.canary(ctx, host, id)
+	}
+	r.dueNow(ctx)
+}
+
+// handleCore applies a fact as it was published, while the storage fails.
+func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
+	if r.opts.Degraded == nil || !r.opts.Degraded() {
+		return // the stream delivers it
+	}
+	sum := maphash.Bytes(r.seed, m.Data)
+	if r.seen.has(sum) {
+		return
+	}
+	if _, ok := r.observe(ctx, m.Subject, m.Data, Position{}); !ok {
+		return
+	}
+	r.seen.add(sum)
+	if r.save(ctx) {
+		r.reload(ctx)
+	}
+	r.dueNow(ctx)
+}
+
+// dueNow sends at once what is due: the first page of a quiet group should
+// not wait up to a second for the ticker (a pulled disk should reach the
+// phone now).
+func (r *runner) dueNow(ctx context.Context) {
+	if now := time.Now(); r.e.Due(now) {
+		r.tick(ctx, now)
+	}
+}
+
+// observe applies one fact, read from the facts stream at pos (zero for a
+// fact taken as published: it has no place in the stream yet); false means
+// it can never be applied.
+func (r *runner) observe(ctx context.Context, subject string, data []byte, pos Position) (string, bool) {
+	var env bus.Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		r.log.Warn("rules: dropping unreadable message", "subject", subject, "err", err)
+		return "", false
 	}
 	// NATS permissions bind an agent to its own subjects; the host inside
 	// the message must be that same host, or one agent could speak for
 	// another.
-	if host, ok := bus.HostOf(m.Subject()); !ok || bus.Token(env.Host) != host {
-		r.log.Warn("rules: dropping message whose host does not match its subject", "subject", m.Subject(), "host", env.Host)
-		_ = m.Term()
-		return
+	if host, ok := bus.HostOf(subject); !ok || bus.Token(env.Host) != host {
+		r.log.Warn("rules: dropping message whose host does not match its subject", "subject", subject, "host", env.Host)
+		return "", false
 	}
 	start := time.Now()
 	if r.log.Enabled(ctx, slog.LevelDebug) {
 		// With the collectors' lines, the timeline of a fault: how old the
 		// fact was when it arrived, and how long it took to evaluate.
 		defer func() {
-			r.log.Debug("fact", "subject", m.Subject(), "age", start.Sub(env.CollectedAt).Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
+			r.log.Debug("fact", "subject", subject, "age", start.Sub(env.CollectedAt).Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
 		}()
 	}
-	if err := r.e.ObserveSeq(env, positionOf(m, r.stream), start); err != nil {
+	if err := r.e.ObserveSeq(env, pos, start); err != nil {
 		// A message that cannot be read now never will be.
-		r.log.Warn("rules: dropping message", "subject", m.Subject(), "err", err)
-		_ = m.Term()
-		return
+		r.log.Warn("rules: dropping message", "subject", subject, "err", err)
+		return "", false
 	}
-	if err := r.e.Save(ctx, r.kv); err != nil {
-		r.log.Warn("rules: state not saved; message will be redelivered", "err", err)
-		r.reload(ctx)
-		_ = m.NakWithDelay(time.Second)
-		return
-	}
-	if err := m.Ack(); err != nil {
-		r.log.Warn("rules: ack failed", "subject", m.Subject(), "err", err)
-	}
-	// The first page of a quiet group is due at once: do not wait up to a
-	// second for the ticker (a pulled disk should reach the phone now).
-	if now := time.Now(); r.e.Due(now) {
-		r.tick(ctx, now)
-	}
+	return env.Host, true
 }
 
 func (r *runner) tick(ctx context.Context, now time.Time) {
-	notes := r.e.Tick(now)
-	for _, n := range notes {
-		if err := publish(ctx, r.b, n); err != nil {
-			// Forget that it was sent: the saved state still says due.
-			r.log.Error("rules: notification not published; will retry", "id", n.ID, "err", err)
-			r.reload(ctx)
-			return
+	for _, n := range r.e.Tick(now) {
+		r.pending = append(r.pending, pendingNote{n: n})
+	}
+	if len(r.pending) > maxPending {
+		drop := len(r.pending) - maxPending
+		r.log.Error("rules: the outbox has not taken notifications for long; dropping the oldest", "dropped", drop)
+		r.pending = r.pending[drop:]
+	}
+	r.flush(ctx, now)
+	if r.save(ctx) {
+		r.log.Warn("rules: state changed by another engine; reloading")
+		r.reload(ctx)
+	}
+	r.savePosition(ctx, now)
+}
+
+// flush publishes what is pending, in order; what the outbox does not take
+// is delivered directly once and stays pending until the outbox takes it
+// (its channels then skip it: notifiers.DirectRecord).
+func (r *runner) flush(ctx context.Context, now time.Time) {
+	degraded := r.opts.Degraded != nil && r.opts.Degraded()
+	if degraded && !r.wasDegraded {
+		// What the outbox took just before the failure showed may be stuck
+		// in it: send it directly too (channels that had it are skipped).
+		for _, s := range r.recent {
+			if now.Sub(s.at) <= recentFor {
+				r.sendDirect(ctx, s.n, 0)
+			}
 		}
+	}
+	r.wasDegraded = degraded
+	for len(r.pending) > 0 {
+		if !r.outboxDown.IsZero() && now.Sub(r.outboxDown) < retryStorageEvery {
+			break
+		}
+		n := r.pending[0].n
+		pctx, cancel := context.WithTimeout(ctx, storageTimeout)
+		err := publish(pctx, r.b, n)
+		cancel()
+		r.report("outbox", err)
+		if err != nil {
+			if r.outboxDown.IsZero() {
+				r.log.Error("rules: the outbox does not take notifications; delivering directly and retrying", "id", n.ID, "err", err)
+			}
+			r.outboxDown = now
+			break
+		}
+		if !r.outboxDown.IsZero() {
+			r.log.Info("rules: the outbox takes notifications again", "pending", len(r.pending))
+		}
+		r.outboxDown = time.Time{}
+		if degraded && !r.pending[0].direct {
+			// Taken, but the storage fails: it may never be delivered.
+			// Give the channels' workers a moment first, so that what they
+			// deliver is not sent twice.
+			r.sendDirect(ctx, n, takenGrace)
+		}
+		r.pending = r.pending[1:]
+		r.remember(n, now)
 		r.log.Info("notification", "id", n.ID, "host", n.Host, "status", n.Status, "alerts", len(n.Alerts), "severity", n.MaxSeverity())
 	}
-	if err := r.e.Save(ctx, r.kv); err != nil {
-		r.log.Warn("rules: state not saved after tick", "err", err)
-		r.reload(ctx)
+	for i := range r.pending {
+		if p := &r.pending[i]; !p.direct {
+			p.direct = true
+			r.sendDirect(ctx, p.n, 0)
+		}
+	}
+}
+
+// takenGrace is how long a notification the outbox took while the storage
+// fails waits before it is also sent directly.
+const takenGrace = 3 * time.Second
+
+// sendDirect hands n to opts.Direct after delay, in the background: a hung
+// channel must not stop the engine.
+func (r *runner) sendDirect(ctx context.Context, n alert.Notification, delay time.Duration) {
+	if r.opts.Direct == nil {
+		return
+	}
+	go func() {
+		if delay > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+		}
+		if err := r.opts.Direct(ctx, n); err != nil {
+			r.log.Error("rules: direct delivery failed", "id", n.ID, "err", err)
+		}
+	}()
+}
+
+// recentFor is how long a published notification is remembered, to be
+// sent directly too if the storage turns out to be failing.
+const recentFor = time.Minute
+
+func (r *runner) remember(n alert.Notification, now time.Time) {
+	keep := r.recent[:0]
+	for _, s := range r.recent {
+		if now.Sub(s.at) <= recentFor {
+			keep = append(keep, s)
+		}
+	}
+	r.recent = append(keep, sentNote{n: n, at: now})
+}
+
+// save writes the changed state and reports whether another engine changed
+// it first. A failing store is retried every retryStorageEvery while the
+// state stays in memory. Nothing is saved while notifications wait for the
+// outbox: after a crash the saved state still has them due.
+func (r *runner) save(ctx context.Context) (conflict bool) {
+	if len(r.pending) > 0 || !r.e.unsaved() || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
+	err := r.e.Save(sctx, r.kv)
+	cancel()
+	if errors.Is(err, ErrStateConflict) {
+		return true
+	}
+	r.report("state", err)
+	switch {
+	case err != nil:
+		if r.stateDown.IsZero() {
+			r.log.Error("rules: rule state not saved; evaluating in memory and retrying", "every", retryStorageEvery, "err", err)
+		}
+		r.stateDown = time.Now()
+	case !r.stateDown.IsZero():
+		r.log.Info("rules: rule state saved again")
+		r.stateDown = time.Time{}
+	}
+	return false
+}
+
+// savePosition records the last fact applied, a few times a minute.
+func (r *runner) savePosition(ctx context.Context, now time.Time) {
+	if r.lastSeq == r.savedSeq || !r.stateDown.IsZero() || now.Sub(r.posAt) < retryStorageEvery {
+		return
+	}
+	r.posAt = now
+	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
+	defer cancel()
+	if _, err := r.kv.Put(sctx, positionKey, []byte(strconv.FormatUint(r.lastSeq, 10))); err != nil {
+		r.report("state", err)
+		return
+	}
+	r.savedSeq = r.lastSeq
+}
+
+// canary answers a heartbeat's canary through the outbox.
+func (r *runner) canary(ctx context.Context, host, id string) {
+	if !r.outboxDown.IsZero() && time.Since(r.outboxDown) < retryStorageEvery {
+		return // it would not arrive: the health check fails as it should
+	}
+	pctx, cancel := context.WithTimeout(ctx, storageTimeout)
+	defer cancel()
+	err := publish(pctx, r.b, alert.Notification{ID: CanaryPrefix + id, Host: host, Status: alert.Firing, Created: time.Now()})
+	r.report("outbox", err)
+}
+
+func (r *runner) report(part string, err error) {
+	if r.opts.Storage != nil {
+		r.opts.Storage(part, err)
 	}
 }
 

@@ -121,3 +121,13 @@ func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
 	}
 	return out, nil
 }
+
+// unsaved reports whether some host's state changed since the last Save.
+func (e *Engine) unsaved() bool {
+	for _, h := range e.hosts {
+		if h.dirty {
+			return true
+		}
+	}
+	return false
+}

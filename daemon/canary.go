@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/rules"
+)
+
+// canary proves the whole pipeline works: each heartbeat fact carries a
+// canary ID (rules.CanaryHeader); the rule engine answers it with an empty
+// notification in the outbox (channels skip it: it holds no alert), and the
+// sink here, a consumer of the outbox, sees it arrive. Only then is zwatch
+// healthy to systemd and heartbeat.url.
+type canary struct {
+	b    *bus.Bus
+	host string
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	n       uint64
+	arrived map[string]chan struct{} // canaries in flight
+}
+
+func newCanary(b *bus.Bus, host string, log *slog.Logger) *canary {
+	return &canary{b: b, host: host, log: log, arrived: map[string]chan struct{}{}}
+}
+
+// publish sends a heartbeat fact carrying a new canary, and returns the
+// channel closed when the canary comes back through the outbox.
+func (c *canary) publish(ctx context.Context, hb facts.Heartbeat) (<-chan struct{}, error) {
+	c.mu.Lock()
+	c.n++
+	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(c.n, 10)
+	done := make(chan struct{})
+	c.arrived[id] = done
+	c.mu.Unlock()
+	data, err := bus.Wrap(facts.KindHeartbeat, c.host, "zwatch", time.Now(), hb)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(bus.Subject(c.host, facts.KindHeartbeat))
+	m.Data = data
+	m.Header.Set(rules.CanaryHeader, id)
+	if _, err := c.b.JS.PublishMsg(ctx, m); err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("publish heartbeat: %w", err)
+	}
+	return done, nil
+}
+
+func (c *canary) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.arrived, id)
+}
+
+// wait reports whether the canary came back within d, and forgets it.
+func (c *canary) wait(ctx context.Context, done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	// A late one is not proof of health now.
+	c.mu.Lock()
+	for id, ch := range c.arrived {
+		if ch == done {
+			delete(c.arrived, id)
+		}
+	}
+	c.mu.Unlock()
+	return false
+}
+
+// sink reads the outbox for canaries until ctx ends. It is an ordered
+// consumer: in memory, recreated by the client when it breaks, nothing on
+// disk to be damaged. Each canary is removed from the outbox once seen.
+func (c *canary) sink(ctx context.Context) error {
+	cons, err := c.b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{
+		FilterSubjects: bus.AlertSubjects, DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("canary sink on %s: %w", bus.StreamAlerts, err)
+	}
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		msg, err := cons.Next(jetstream.FetchContext(fctx))
+		cancel()
+		if err != nil {
+			continue
+		}
+		var n alert.Notification
+		if _, err := bus.Decode(msg.Data(), "notification", &n); err != nil {
+			continue
+		}
+		id, ok := strings.CutPrefix(n.ID, rules.CanaryPrefix)
+		if !ok {
+			continue
+		}
+		c.mu.Lock()
+		if ch := c.arrived[id]; ch != nil {
+			close(ch)
+			delete(c.arrived, id)
+		}
+		c.mu.Unlock()
+		if md, err := msg.Metadata(); err == nil {
+			if st, err := c.b.JS.Stream(ctx, bus.StreamAlerts); err == nil {
+				_ = st.DeleteMsg(ctx, md.Sequence.Stream)
+			}
+		}
+	}
+	return nil
+}
