@@ -19,9 +19,9 @@ import (
 // restart: the resolved notice and a new fault go through the outbox, and
 // the page sent directly is not sent a second time.
 func TestFullStateDiskStillPagesAndRecovers(t *testing.T) {
-	// JetStream reserves the streams' limits (64 MiB facts, 256 MiB outbox, 64 MiB dead letters)
-	// against the space free at start.
-	mnt := mountTmpfs(t, "576m")
+	// The smallest filesystem zwatch starts on with the default limits: the
+	// store limit (bus.StoreLimit, 448 MiB) plus a quarter of spare.
+	mnt := mountTmpfs(t, "600m")
 	sd := listenNotify(t)
 	dir := t.TempDir()
 	zpool, zfsCmd, step := standInZpool(t, dir)
