@@ -178,10 +178,9 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 	if rep < 1 {
 		rep = 1
 	}
-	factsAge, alertsAge, factsBytes := o.FactsMaxAge, o.AlertsMaxAge, o.FactsMaxBytes
-	if factsBytes <= 0 {
-		factsBytes = defaultFactsBytes
-	}
+	factsAge, alertsAge := o.FactsMaxAge, o.AlertsMaxAge
+	sizes := b.Sizes(o)
+	factsBytes := sizes.Facts
 	if factsAge <= 0 {
 		factsAge = 24 * time.Hour
 	}
@@ -200,7 +199,7 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 		},
 		{
 			Name: StreamAlerts, Subjects: AlertSubjects, Storage: jetstream.FileStorage,
-			MaxAge: alertsAge, MaxBytes: AlertsMaxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
+			MaxAge: alertsAge, MaxBytes: sizes.Alerts, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch notifications (durable outbox: one consumer per channel)",
 		},
 	}
@@ -259,6 +258,23 @@ func (b *Bus) Publish(ctx context.Context, subject string, msg []byte) error {
 		return fmt.Errorf("publish %s: %w", subject, err)
 	}
 	return nil
+}
+
+// Sizes are the streams' bounds: fitted to the state filesystem for the
+// embedded server, as o asks for an external one.
+func (b *Bus) Sizes(o Options) StoreSizes {
+	if b.server != nil {
+		return b.server.sizes
+	}
+	return wantedSizes(o)
+}
+
+// DeadLetterMaxBytes bounds the dead-letter stream on this bus.
+func (b *Bus) DeadLetterMaxBytes() int64 {
+	if b.server != nil {
+		return b.server.sizes.DeadLetter
+	}
+	return DeadLetterMaxBytes
 }
 
 // Embedded reports whether this process runs the NATS server.

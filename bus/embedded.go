@@ -26,10 +26,12 @@ const authReloadEvery = 2 * time.Second
 // embedded is the running embedded server, and when it listens, the
 // credentials it accepts and the watcher that reloads them.
 type embedded struct {
-	srv  *server.Server
-	auth *Auth // nil without a listener: nothing to authenticate
-	stop chan struct{}
-	done sync.WaitGroup
+	srv *server.Server
+	// sizes bound the streams, fitted to the filesystem (fitStore).
+	sizes StoreSizes
+	auth  *Auth // nil without a listener: nothing to authenticate
+	stop  chan struct{}
+	done  sync.WaitGroup
 }
 
 // LoopbackHost reports whether a listen host is reachable from this
@@ -56,9 +58,14 @@ func startEmbedded(o Options, log *slog.Logger, statfs statfsFunc) (*embedded, e
 	if err := os.MkdirAll(storeDir, 0o750); err != nil {
 		return nil, fmt.Errorf("bus store %s: %w", storeDir, err)
 	}
-	limit := StoreLimit(o)
-	if err := checkStoreSpace(storeDir, limit, statfs); err != nil {
+	sizes, shrunk, err := fitStore(storeDir, o, statfs)
+	if err != nil {
 		return nil, err
+	}
+	limit := sizes.Total()
+	if shrunk {
+		log.Warn("little space for the bus store: its limits are lowered to fit (free space there, or move state_dir, to restore them)",
+			"store", storeDir, "limit_mib", limit>>20, "facts_mib", sizes.Facts>>20, "outbox_mib", sizes.Alerts>>20, "wanted_mib", StoreLimit(o)>>20)
 	}
 	opts := &server.Options{
 		ServerName:         "zwatch-embedded",
@@ -72,7 +79,7 @@ func startEmbedded(o Options, log *slog.Logger, statfs statfsFunc) (*embedded, e
 		// The embedded server serves one process; keep its buffers small.
 		MaxPayload: 8 << 20,
 	}
-	e := &embedded{}
+	e := &embedded{sizes: sizes}
 	if o.Listen != "" {
 		if err := listenOptions(o, opts); err != nil {
 			return nil, err

@@ -44,32 +44,66 @@ func StoreSpace(dir string) (free, total uint64, err error) {
 // statfsFunc is StoreSpace, injectable for tests.
 type statfsFunc func(dir string) (free, total uint64, err error)
 
-// StoreLimit is the embedded store's max_file_store for o: the streams'
-// MaxBytes (facts, alerts, dead letters) plus room for the buckets.
-func StoreLimit(o Options) int64 {
+// StoreSizes are the bounds of what the embedded store holds: each
+// stream's MaxBytes and room for the buckets. Their sum is the server's
+// max_file_store.
+type StoreSizes struct {
+	Facts, Alerts, DeadLetter, Buckets int64
+}
+
+// Total is the store limit: max_file_store.
+func (z StoreSizes) Total() int64 { return z.Facts + z.Alerts + z.DeadLetter + z.Buckets }
+
+// wantedSizes are the bounds o asks for.
+func wantedSizes(o Options) StoreSizes {
 	facts := o.FactsMaxBytes
 	if facts <= 0 {
 		facts = defaultFactsBytes
 	}
-	return facts + AlertsMaxBytes + DeadLetterMaxBytes + bucketsBytes
+	return StoreSizes{Facts: facts, Alerts: AlertsMaxBytes, DeadLetter: DeadLetterMaxBytes, Buckets: bucketsBytes}
 }
 
-// checkStoreSpace refuses a store that could fill its filesystem: the
-// store at its limit must leave a quarter of the space it can use (free
-// plus what it holds already) free for the rest of the system.
-func checkStoreSpace(storeDir string, limit int64, statfs statfsFunc) error {
+// smallestSizes are the floors a store shrunk to fit its filesystem keeps:
+// still hours of facts and thousands of notifications.
+var smallestSizes = StoreSizes{Facts: 8 << 20, Alerts: 16 << 20, DeadLetter: 4 << 20, Buckets: 16 << 20}
+
+// StoreLimit is the embedded store's max_file_store for o when its
+// filesystem has room: the streams' MaxBytes (facts, alerts, dead letters)
+// plus room for the buckets.
+func StoreLimit(o Options) int64 { return wantedSizes(o).Total() }
+
+// fitStore sizes the store to its filesystem: the store at its limit must
+// leave a quarter of the space it can use (free plus what it holds already)
+// to the rest of the system. With less room than o asks for, every bound
+// shrinks in proportion (shrunk is true), down to smallestSizes; below
+// that the store is refused, in one line that says what is needed.
+func fitStore(storeDir string, o Options, statfs statfsFunc) (z StoreSizes, shrunk bool, err error) {
+	want := wantedSizes(o)
 	free, total, err := statfs(storeDir)
 	if err != nil {
-		return fmt.Errorf("bus store %s: %w", storeDir, err)
+		return want, false, fmt.Errorf("bus store %s: %w", storeDir, err)
 	}
-	used := dirBytes(storeDir)
-	usable := free + uint64(used)
-	need := uint64(limit) / 3 * 4
-	if usable >= need {
-		return nil
+	used := uint64(dirBytes(storeDir))
+	budget := int64((free + used) / 4 * 3)
+	if budget >= want.Total() {
+		return want, false, nil
 	}
-	return fmt.Errorf("bus store %s: %s free of %s (the store holds %s), needs %s free (store limit %s + a quarter spare): free space there, move state_dir to a larger filesystem, or lower bus.facts_max_mb",
-		storeDir, mib(free), mib(total), mib(uint64(used)), mib(need-uint64(used)), mib(uint64(limit)))
+	floor := smallestSizes
+	if budget < floor.Total() {
+		need := uint64(floor.Total()) / 3 * 4
+		return want, false, fmt.Errorf("bus store %s: %s free of %s (the store holds %s), needs at least %s free (smallest store %s + a quarter spare): free space there, or move state_dir to a larger filesystem",
+			storeDir, mib(free), mib(total), mib(used), mib(need-min(need, used)), mib(uint64(floor.Total())))
+	}
+	// Each bound keeps its floor, and the rest of the budget is shared in
+	// proportion to what each wanted beyond it.
+	excess := func(w, f int64) int64 { return max(w-f, 0) }
+	wanted := excess(want.Facts, floor.Facts) + excess(want.Alerts, floor.Alerts) +
+		excess(want.DeadLetter, floor.DeadLetter) + excess(want.Buckets, floor.Buckets)
+	share := float64(budget-floor.Total()) / float64(wanted)
+	scale := func(w, f int64) int64 { return f + int64(float64(excess(w, f))*share) }
+	z = StoreSizes{Facts: scale(want.Facts, floor.Facts), Alerts: scale(want.Alerts, floor.Alerts),
+		DeadLetter: scale(want.DeadLetter, floor.DeadLetter), Buckets: scale(want.Buckets, floor.Buckets)}
+	return z, true, nil
 }
 
 // dirBytes is the size of the files under dir (0 when it does not exist).

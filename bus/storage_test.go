@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func TestCheckStoreSpace(t *testing.T) {
+func TestFitStore(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "blk"), make([]byte, 1<<20), 0o600) // 1 MiB already in the store
 	limit := StoreLimit(Options{})
@@ -25,16 +25,33 @@ func TestCheckStoreSpace(t *testing.T) {
 		return func(string) (uint64, uint64, error) { return free, 8 << 30, nil }
 	}
 	// The store at its limit leaves a quarter of free + held space free.
-	enough := uint64(limit)/3*4 - 1<<20
-	if err := checkStoreSpace(dir, limit, fake(enough)); err != nil {
-		t.Errorf("%d bytes free: %v", enough, err)
+	enough := (uint64(limit)*4+2)/3 + 4 - 1<<20
+	if z, shrunk, err := fitStore(dir, Options{}, fake(enough)); err != nil || shrunk || z.Total() != limit {
+		t.Errorf("%d bytes free: %+v shrunk=%v %v", enough, z, shrunk, err)
 	}
-	err := checkStoreSpace(dir, limit, fake(enough-1))
+	// Less room (the e2e guest had 568.8 MiB free): every bound shrinks in
+	// proportion, and the store still leaves its quarter.
+	z, shrunk, err := fitStore(dir, Options{}, fake(568<<20))
+	if err != nil || !shrunk {
+		t.Fatalf("568 MiB free: %+v shrunk=%v %v", z, shrunk, err)
+	}
+	if budget := int64((568<<20 + 1<<20) / 4 * 3); z.Total() > budget || z.Total() < budget-4<<20 {
+		t.Errorf("shrunk to %d, want about %d", z.Total(), budget)
+	}
+	if z.Alerts <= z.Facts || z.Facts < smallestSizes.Facts {
+		t.Errorf("shrunk sizes out of proportion: %+v", z)
+	}
+	// Very little room: the floors hold, down to the smallest store.
+	z, shrunk, err = fitStore(dir, Options{}, fake(60<<20))
+	if err != nil || !shrunk || z.Total() < smallestSizes.Total() {
+		t.Errorf("60 MiB free: %+v shrunk=%v %v", z, shrunk, err)
+	}
+	_, _, err = fitStore(dir, Options{}, fake(40<<20))
 	if err == nil {
-		t.Fatal("one byte short: accepted")
+		t.Fatal("40 MiB free: accepted")
 	}
 	msg := err.Error()
-	for _, want := range []string{dir, "free of 8192.0 MiB", "holds 1.0 MiB", "needs 596.3 MiB free", "store limit 448.0 MiB", "bus.facts_max_mb", "state_dir"} {
+	for _, want := range []string{dir, "40.0 MiB free of 8192.0 MiB", "holds 1.0 MiB", "needs at least 57.7 MiB free", "smallest store 44.0 MiB", "state_dir"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q: %s", want, msg)
 		}
@@ -42,7 +59,7 @@ func TestCheckStoreSpace(t *testing.T) {
 	if strings.Contains(msg, "\n") {
 		t.Errorf("not one line: %q", msg)
 	}
-	if err := checkStoreSpace(dir, limit, func(string) (uint64, uint64, error) { return 0, 0, errors.New("boom") }); err == nil || !strings.Contains(err.Error(), dir) {
+	if _, _, err := fitStore(dir, Options{}, func(string) (uint64, uint64, error) { return 0, 0, errors.New("boom") }); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("statfs failure: %v", err)
 	}
 	// A larger facts stream raises the limit by as much.
@@ -120,5 +137,45 @@ func TestEmbeddedRefusesTinyFilesystem(t *testing.T) {
 	}
 	if strings.Contains(msg, "\n") {
 		t.Errorf("not one line: %q", msg)
+	}
+}
+
+// A filesystem with less room than the default limits (a small root with
+// a few hundred MiB left) still runs the bus, its streams shrunk to fit:
+// being told is worth more than full-size buffers.
+func TestEmbeddedShrinksToFit(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := Options{FactSubjects: testFactSubjects, StateDir: dir}
+	b, err := Open(ctx, o, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("200 MiB filesystem: %v", err)
+	}
+	defer b.Close()
+	z := b.Sizes(o)
+	if z.Total() > 150<<20 || z.Total() < 140<<20 {
+		t.Errorf("store limit %d MiB on 200 MiB, want about 150", z.Total()>>20)
+	}
+	if got := b.server.srv.JetStreamConfig().MaxStore; got != z.Total() {
+		t.Errorf("max_file_store %d, want %d", got, z.Total())
+	}
+	s, err := b.JS.Stream(ctx, StreamAlerts)
+	if err != nil || s.CachedInfo().Config.MaxBytes != z.Alerts {
+		t.Fatalf("outbox stream: %v (max bytes want %d)", err, z.Alerts)
+	}
+	if err := b.Publish(ctx, Subject("nas1", "heartbeat"), []byte(`{}`)); err != nil {
+		t.Errorf("publish on the shrunk store: %v", err)
 	}
 }

@@ -290,3 +290,9 @@ func (p reportingPublisher) Publish(ctx context.Context, kind, collector string,
 	}
 	return err
 }
+
+// freeBytes is the space left to an unprivileged writer on dir's filesystem.
+func freeBytes(dir string) (uint64, error) {
+	free, _, err := bus.StoreSpace(dir)
+	return free, err
+}

@@ -41,7 +41,7 @@ type DeadLetter struct {
 	Seq uint64 `json:"-"`
 }
 
-func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream) error {
+func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream, maxBytes int64) error {
 	rep := 1
 	if s, err := js.Stream(ctx, bus.StreamAlerts); err == nil {
 		rep = max(1, s.CachedInfo().Config.Replicas)
@@ -49,7 +49,7 @@ func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream) error {
 	err := bus.RetryAPI(ctx, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: StreamDeadLetter, Subjects: []string{DeadLetterSubject}, Storage: jetstream.FileStorage,
-			MaxAge: 90 * 24 * time.Hour, MaxBytes: bus.DeadLetterMaxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
+			MaxAge: 90 * 24 * time.Hour, MaxBytes: maxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
 			Description: "zwatch notifications a channel could not deliver (read with zwatch alerts)",
 		})
 		return err

@@ -54,7 +54,7 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 		<-ctx.Done()
 		return nil
 	}
-	if err := ensureDeadLetterStream(ctx, b.JS); err != nil {
+	if err := ensureDeadLetterStream(ctx, b.JS, b.DeadLetterMaxBytes()); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
