@@ -319,3 +319,40 @@ func TestNVMeWithoutSpareReporting(t *testing.T) {
 	observe(t, e, smartEnv(t, r, t0), t0)
 	sameList(t, active(e), []string{"NVMeSpare warning disk=BTNH93710FS91P0B"})
 }
+
+// A pulled disk shows I/O errors for a second or two before ZFS marks it
+// REMOVED (make e2e: "3 read and 24 write errors" 1.8 s before REMOVED).
+// The first page is the REMOVED one, and the counts never page on their
+// own. Real: steps a and c1-removed; DERIVED: the observation between, a
+// with the pulled disk's counters set as e2e saw them.
+func TestErrorsBeforeRemovalWaitForTheState(t *testing.T) {
+	const pulled = "/dev/disk/by-id/scsi-35000c500a0000001-part1"
+	erring := capturedStatus(t, "a")
+	l := leafNamed(erring, pulled)
+	if l == nil {
+		t.Fatal("no pulled disk in step a")
+	}
+	l.ReadErrors, l.WriteErrors = 3, 24
+	e := newTestEngine()
+	observe(t, e, poolsEnv(t, capturedStatus(t, "a"), t0), t0)
+	var got []string
+	at := t0.Add(time.Second)
+	observe(t, e, poolsEnv(t, erring, at), at)
+	for d := time.Duration(0); d < 2*time.Second; d += time.Second {
+		got = append(got, noteLines(e.Tick(at.Add(d)))...)
+	}
+	at = at.Add(2 * time.Second)
+	observe(t, e, poolsEnv(t, capturedStatus(t, "c1-removed"), at), at)
+	for d := time.Duration(0); d < time.Minute; d += time.Second {
+		got = append(got, noteLines(e.Tick(at.Add(d)))...)
+	}
+	if len(got) == 0 || !strings.Contains(got[0], "REMOVED") {
+		t.Fatalf("first page %q, want the REMOVED one", got)
+	}
+	for _, g := range got {
+		if strings.Contains(g, "VdevErrors") || strings.Contains(g, "VdevErrorRate") {
+			t.Errorf("the counts paged on their own: %q", got)
+			break
+		}
+	}
+}

@@ -15,8 +15,9 @@ func poolDataErrorsRule() Rule {
 		Eval:  poolEval(rulePoolDataErrors),
 		Alerts: []AlertInfo{{
 			Name:      namePoolDataErrors,
+			For:       errorsSettle, // the writes a pool loses as it suspends
 			Severity:  "critical",
-			Condition: fmt.Sprintf("permanent errors, with the affected files (first %d)", maxFiles),
+			Condition: fmt.Sprintf("permanent errors, with the affected files (first %d); `for` {for}", maxFiles),
 		}},
 	}
 }

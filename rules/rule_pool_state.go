@@ -39,9 +39,12 @@ func poolStatusMessageRule() Rule {
 		Reads: []string{facts.KindZpoolStatus},
 		Eval:  poolEval(rulePoolStatusMessage),
 		Alerts: []AlertInfo{{
-			Name:        namePoolStatusMessage,
+			Name: namePoolStatusMessage,
+			// Its "unrecoverable error" text comes with the error counts,
+			// and waits with them (errorsSettle).
+			For:         errorsSettle,
 			Severity:    "warning / info (features, upgrade)",
-			Condition:   "ONLINE but zpool prints a status or msgid (e.g. ZFS-8000-9P)",
+			Condition:   "ONLINE but zpool prints a status or msgid (e.g. ZFS-8000-9P); `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
 	}

@@ -10,21 +10,31 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
+// errorsSettle is how long error counts wait before they page: long enough
+// for the state change that explains them (REMOVED, SUSPENDED: 2-3 s after
+// the first errors in make e2e) to arrive and carry them.
+const errorsSettle = 10 * time.Second
+
 func vdevErrorsRule() Rule {
 	return Rule{
 		Reads: []string{facts.KindZpoolStatus},
 		Eval:  poolEval(ruleVdevErrors),
 		Alerts: []AlertInfo{{
-			Name:        nameVdevErrors,
+			Name: nameVdevErrors,
+			// A disk that drops out shows I/O errors for a second or two
+			// before ZFS marks it REMOVED (or suspends its pool): the state
+			// change, not the counters, is the page then.
+			For:         errorsSettle,
 			Thresholds:  []Threshold{{"errors.hold", "24h"}},
 			Severity:    "warning",
-			Condition:   "READ/WRITE/CKSUM rose; holds `errors.hold` ({errors.hold}) after the last rise; ends when counters are cleared",
+			Condition:   "READ/WRITE/CKSUM rose; holds `errors.hold` ({errors.hold}) after the last rise; ends when counters are cleared; `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}, {
 			Name:        nameVdevErrorRate,
+			For:         errorsSettle,
 			Thresholds:  []Threshold{{"errors.rate_count", "10"}, {"errors.rate_window", "10m"}},
 			Severity:    "critical",
-			Condition:   "≥ `errors.rate_count` ({errors.rate_count}) errors in `errors.rate_window` ({errors.rate_window}) on one device, like ZED",
+			Condition:   "≥ `errors.rate_count` ({errors.rate_count}) errors in `errors.rate_window` ({errors.rate_window}) on one device, like ZED; `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
 	}

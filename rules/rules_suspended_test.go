@@ -293,16 +293,20 @@ func TestPoolSuspendedSkipsGroupWait(t *testing.T) {
 	}
 	observe(t, e, kstatEnv(t, "online", t0), t0)
 	observe(t, e, envOf(t, facts.KindZpoolStatus, "zpool_status", t0, facts.StatusData{Source: "json", Pools: pools}), t0)
+	// The error counts wait errorsSettle for a state change to explain
+	// them; here none comes, so they page.
 	before := 0
-	for _, n := range e.Tick(t0.Add(time.Second)) {
-		if n.Alerts[0].Labels["pool"] == "hung" {
-			before++
+	for d := time.Second; d <= errorsSettle+time.Second; d += time.Second {
+		for _, n := range e.Tick(t0.Add(d)) {
+			if n.Alerts[0].Labels["pool"] == "hung" {
+				before++
+			}
 		}
 	}
 	if before == 0 {
 		t.Fatal("the write errors before the suspension did not page")
 	}
-	now := t0.Add(3 * time.Second)
+	now := t0.Add(errorsSettle + 3*time.Second)
 	observe(t, e, kstatEnv(t, "suspended", now), now)
 	if !e.Due(now) {
 		t.Fatalf("PoolSuspended is not due at once after the earlier page (group_wait %s)", e.cfg.GroupWait.D())
