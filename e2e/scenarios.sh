@@ -546,8 +546,13 @@ sc_suspend() {
   else
     bad $s "PoolSuspended resolved after zpool clear"; dump_notes "$t_back"
   fi
-  n=$(sink --count --after "$t_back" --status firing --contains "is SUSPENDED")
+  # After the clear, the writes that were lost are real permanent errors: a PoolDataErrors
+  # page then is right (the guide said to check zpool status -v); a SUSPENDED one is not.
+  n=$(( $(sink --count --after "$t_back" --status firing --alert PoolSuspended=firing) +
+        $(sink --count --after "$t_back" --status firing --alert PoolState=firing --contains "pool $SUSP_POOL") ))
   [ "$n" = 0 ] && ok $s "no 'SUSPENDED' page after the recovery" || { bad $s "no 'SUSPENDED' page after the recovery" "$n"; dump_notes "$t_back"; }
+  n=$(sink --count --after "$t_back" --status firing --alert PoolDataErrors=firing --contains "pool $SUSP_POOL")
+  figure $s "pages of the writes lost while suspended (PoolDataErrors after zpool clear)" "$n" pages "sink: firing PoolDataErrors for $SUSP_POOL after the replug"
   g "touch /tmp/zw-susp-stop"; vm_wait "$writer" 120 >/dev/null 2>&1
   g "zpool destroy -f $SUSP_POOL" || bad $s "zpool destroy $SUSP_POOL"
 }
