@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"github.com/zwatch/zwatch/bus"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -140,3 +141,56 @@ func TestDamagedOutboxBlockIsRepairedAndPaged(t *testing.T) {
 		return p.Status == "firing" && mentions(p, "vault") && !seen[p.ID]
 	})
 }
+
+// A damaged block of the rule state bucket: the server still counts the
+// host's key but cannot return it, so every revision-checked save failed
+// and the engine reloaded once a second for ever. Now it writes its state
+// from memory after a few conflicts, pages the damage once, and carries on.
+func TestDamagedStateBucketIsPaged(t *testing.T) {
+	dir := t.TempDir()
+	zpool, zfsCmd, step := standInZpool(t, dir)
+	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
+	state := filepath.Join(dir, "state")
+	cfg := standInConfig(state, zpool, zfsCmd, ph.URL)
+
+	_, stop := startDaemon(t, cfg, Options{HeartbeatEvery: time.Second})
+	setStep(t, step, "b1-offline")
+	ph.Wait(t, "the OFFLINE page", func(p notifiers.WebhookPayload) bool { return p.Status == "firing" && mentions(p, "vault") })
+	time.Sleep(2 * time.Second)
+	stop()
+	blocks, err := filepath.Glob(filepath.Join(state, "jetstream", "jetstream", "*", "streams", "KV_"+bus.StateBucket, "msgs", "*.blk"))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("no state bucket message block: %v", err)
+	}
+	for _, blk := range blocks {
+		f, err := os.OpenFile(blk, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(strings.Repeat("X", 64)), 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	logs, _ := startDaemon(t, cfg, Options{HeartbeatEvery: time.Second})
+	ph.Wait(t, "StateStorageFailed for the state bucket", func(p notifiers.WebhookPayload) bool {
+		return p.Status == "firing" && mentions(p, "damaged state store found and repaired") && mentions(p, "rule state could not be read back")
+	})
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(logs.String(), "state changed by another engine"); n > maxConflictsSeen {
+		t.Errorf("the engine still reloads after the repair: %d conflicts logged", n)
+	}
+	n := 0
+	for _, p := range ph.Received() {
+		if mentions(p, "rule state could not be read back") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the damage was paged %d times, want once", n)
+	}
+}
+
+// maxConflictsSeen bounds the conflicts logged before the engine decides
+// the entry is damaged (rules.maxConflicts, with the tick's own tries).
+const maxConflictsSeen = 10

@@ -49,7 +49,9 @@ func repairConsumer(b *bus.Bus, w *storageWatch) func(ctx context.Context, strea
 // stream's last message proves it, and would skip new messages until the
 // stream caught up, so the stream's next sequence is moved past it.
 func checkStreams(ctx context.Context, b *bus.Bus, w *storageWatch) error {
-	for _, name := range []string{bus.StreamFacts, bus.StreamAlerts} {
+	// The state bucket is a stream too (KV_<bucket>); it has no consumers,
+	// so only what the server reports lost is known of it.
+	for _, name := range []string{bus.StreamFacts, bus.StreamAlerts, "KV_" + bus.StateBucket} {
 		st, err := b.JS.Stream(ctx, name)
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", name, err)

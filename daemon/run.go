@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 				_, err := direct.Deliver(ctx, n)
 				return err
 			},
-			Storage: storage.report, Degraded: storage.degraded,
+			Storage: storage.report, Degraded: storage.degraded, Repaired: storage.repaired,
 		}
 		nopts := opts.Notify
 		nopts.Direct = rec

@@ -317,11 +317,13 @@ sc_scrub() {
   local t1; t1=$(gnow)
   figure $s "zpool scrub -w (48 MB raidz2, 4 MiB garbage)" "$(ms "$t1" "$t0")" ms "guest clock"
   vm_run "zpool status vault" > "$E2E_OUT/scrub.zpool-status.txt"
-  if tn=$(wait_note 30 --after "$t0" --alert VdevErrors=firing --contains "$V_VD2"); then
+  # error counts wait 10 s for a state change that explains them, then group_wait behind
+  # the replace's resilver notice of the same pool: ~25 s
+  if tn=$(wait_note 60 --after "$t0" --alert VdevErrors=firing --contains "$V_VD2"); then
     ok $s "checksum-error alert naming $V_VD2" "$(ms "$tn" "$t0") ms after zpool scrub started"
-    figure $s "zpool scrub started -> checksum-error notification" "$(ms "$tn" "$t0")" ms "guest clock (arrives while the scrub runs)"
+    figure $s "zpool scrub started -> checksum-error notification" "$(ms "$tn" "$t0")" ms "guest clock (arrives while the scrub runs; the counts wait 10 s, then group_wait)"
   else
-    bad $s "checksum-error alert (VdevErrors) naming $V_VD2" "none within 30 s"; dump_notes "$t0"
+    bad $s "checksum-error alert (VdevErrors) naming $V_VD2" "none within 60 s"; dump_notes "$t0"
   fi
   if tn=$(wait_note 30 --after "$t0" --alert ScrubErrors --contains "repaired"); then
     ok $s "'scrub repaired' notice" "$(ms "$tn" "$t1") ms after scrub -w returned"

@@ -62,7 +62,16 @@ type RunOptions struct {
 	// RepairConsumer removes the engine's consumer when the server cannot
 	// open it (its files are damaged), so it can be created again.
 	RepairConsumer func(ctx context.Context, stream, consumer string) error
+	// Repaired hears of damaged state the engine found and rewrote, with
+	// what may have been lost, to be paged (StateStorageFailed).
+	Repaired func(what string)
 }
+
+// maxConflicts is how many save conflicts in a row, each after a reload,
+// mean the stored entry cannot be read back (its block was damaged: the
+// server still counts the key, Get does not find it) rather than another
+// engine writing: the engine then overwrites it.
+const maxConflicts = 5
 
 // Run evaluates facts from the bus until ctx ends (RunWith without options).
 func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logger) error {
@@ -207,6 +216,10 @@ type runner struct {
 	wasDegraded bool
 	// stream identifies the facts stream the sequences count in.
 	stream string
+	// conflicts counts save conflicts in a row (maxConflicts); overwrite
+	// is set once they meant a damaged entry.
+	conflicts int
+	overwrite bool
 }
 
 type sentNote struct {
@@ -429,11 +442,30 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 		return false
 	}
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
-	err := r.e.Save(sctx, r.kv)
+	var err error
+	if r.overwrite {
+		err = r.e.Overwrite(sctx, r.kv)
+	} else {
+		err = r.e.Save(sctx, r.kv)
+	}
 	cancel()
 	if errors.Is(err, ErrStateConflict) {
-		return true
+		if r.conflicts++; r.conflicts < maxConflicts {
+			return true
+		}
+		// From now on this engine writes its state unconditionally: the
+		// damaged entry's revision never matches again.
+		r.overwrite = true
+		what := fmt.Sprintf("the rule state could not be read back after %d tries (its store was damaged); it is written again from memory: alerts sent before may be sent once more", maxConflicts)
+		r.log.Error("rules: " + what)
+		if r.opts.Repaired != nil {
+			r.opts.Repaired(what)
+		}
+		fctx, cancel := context.WithTimeout(ctx, storageTimeout)
+		err = r.e.Overwrite(fctx, r.kv)
+		cancel()
 	}
+	r.conflicts = 0
 	r.report("state", err)
 	switch {
 	case err != nil:

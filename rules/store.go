@@ -102,6 +102,29 @@ func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
 	return nil
 }
 
+// Overwrite writes the state of every changed host unconditionally, for
+// an entry that cannot be read back (Save's revision check then fails
+// forever). One engine at a time holds the rules lease, so nobody else
+// writes these keys.
+func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
+	for _, name := range e.hostNames() {
+		h := e.hosts[name]
+		if !h.dirty {
+			continue
+		}
+		data, err := json.Marshal(h)
+		if err != nil {
+			return fmt.Errorf("encode rule state of %s: %w", name, err)
+		}
+		rev, err := kv.Put(ctx, stateKey(name), data)
+		if err != nil {
+			return fmt.Errorf("rewrite rule state of %s: %w", name, err)
+		}
+		h.rev, h.dirty = rev, false
+	}
+	return nil
+}
+
 // Active reads the current alerts — pending and firing, inhibited ones
 // included — of every host from the state bucket, for `zwatch alerts`.
 func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
