@@ -532,6 +532,12 @@ sc_suspend() {
   # (what those pages say is not yet judged here: issue 14 keeps that window open)
   n=$(sink --count --after "$after" --before "$t_susp" --status firing)
   figure $s "pages while ZFS still called the pool ONLINE (before it suspended it)" "$n" pages "sink: firing notifications between the unplug and kstat SUSPENDED"
+  # such a page (the error counts after their 10 s, when ZFS is slow to suspend) must not guide
+  # a replacement of the pulled disk before asking whether it is still attached
+  n=$(( $(sink --count --after "$after" --before "$t_susp" --status firing --contains "Keep the old disk connected") -
+        $(sink --count --after "$after" --before "$t_susp" --status firing --contains "Keep the old disk connected" --contains "Check that the disk is still attached") ))
+  [ "$n" = 0 ] && ok $s "no page before the suspension guides keeping the pulled disk connected without asking whether it is attached" \
+    || { bad $s "a page before the suspension guides keeping the pulled disk connected" "$n"; dump_notes "$after"; }
   n=$(sink --count --after "$after" --status firing --contains "zpool hangs")
   [ "$n" = 0 ] && ok $s "no separate 'zpool hangs' page" || bad $s "no separate 'zpool hangs' page" "$n"
   n=$(sink --count --after "$after" --status firing --alert PoolSuspended)

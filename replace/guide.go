@@ -167,7 +167,11 @@ func GuideSteps(a alert.Alert, o GuideOptions) []Step {
 	if o.New != nil && o.FreeBay == BayUnknown {
 		o.FreeBay = BayFree // the new disk is already connected beside the old
 	}
-	steps := []Step{findOldStep(p, o)}
+	var steps []Step
+	if writes, ok := writesFailing(a); ok {
+		steps = append(steps, attachedStep(p, writes))
+	}
+	steps = append(steps, findOldStep(p, o))
 	steps = append(steps, offlineStep(p, r.Margin, o))
 	steps = append(steps, findNewStep(p, r, o)...)
 	steps = append(steps, replaceStep(p, o), watchStep(p), scrubStep(p))
