@@ -15,7 +15,7 @@ func TestGuideAsksWhetherTheDiskIsAttached(t *testing.T) {
 	zero := 0
 	const dev = "/dev/disk/by-id/scsi-0SEAGATE_ST4000NM0035_ZWS0009-part1"
 	a := alert.Alert{Name: "VdevErrorRate", Summary: "disk/by-id/scsi-0SEAGATE_ST4000NM0035_ZWS0009-part1 in hung: 14731 errors in 10m0s",
-		Evidence: map[string]string{"read": "0", "write": "14731", "cksum": "0", "state": "ONLINE", "top_vdev": dev},
+		Evidence:    map[string]string{"read": "0", "write": "14731", "cksum": "0", "state": "ONLINE", "top_vdev": dev},
 		Replacement: &alert.Replacement{Pool: "hung", TopVdev: dev, VdevPath: dev, VdevState: "ONLINE", Margin: &zero}}
 	steps := GuideSteps(a, GuideOptions{})
 	if len(steps) == 0 || steps[0].Title != "Check that the disk is still attached" {
