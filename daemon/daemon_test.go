@@ -1,18 +1,13 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/catalog"
-	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 )
@@ -63,48 +58,9 @@ func TestSliceAlertFiresAndResolves(t *testing.T) {
 	dir := t.TempDir()
 	zpool, zfsCmd, step := standInZpool(t, dir)
 	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
-	cfgText := fmt.Sprintf(`
-host: nas1
-state_dir: %s
-zfs:
-  zpool: %s
-  zfs: %s
-  list_interval: 1s
-  status_interval: 1s
-  follow_events: false
-smart:
-  enabled: false
-rules:
-  # This machine has no ZFS module, so no arcstats: a true blind spot,
-  # but not what this test is about.
-  disabled: [MonitoringBlindSpot]
-notify:
-  console: false
-  channels:
-    - name: phone
-      type: webhook
-      url: %s
-      min_severity: info
-`, filepath.Join(dir, "state"), zpool, zfsCmd, ph.URL)
-	l, err := config.Parse(strings.NewReader(cfgText), catalog.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- Run(ctx, &l.Config, Options{}, log) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("daemon did not shut down")
-		}
-	}()
+	// This machine has no ZFS module, so no arcstats: standInConfig
+	// disables that true blind spot, which is not what this test is about.
+	startDaemon(t, standInConfig(filepath.Join(dir, "state"), zpool, zfsCmd, ph.URL), Options{})
 
 	time.Sleep(3 * time.Second) // healthy polls: nothing to say
 	if n := ph.Count(func(notifiers.WebhookPayload) bool { return true }); n != 0 {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"github.com/zwatch/zwatch/bus"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zwatch/zwatch/bus"
 
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
@@ -110,20 +111,7 @@ func TestDamagedOutboxBlockIsRepairedAndPaged(t *testing.T) {
 	ph.Wait(t, "the resolved notice", func(p notifiers.WebhookPayload) bool { return p.Status == "resolved" && mentions(p, "vault") })
 	time.Sleep(2 * time.Second)
 	stop()
-	blocks, err := filepath.Glob(filepath.Join(state, "jetstream", "jetstream", "*", "streams", "ZWATCH_ALERTS", "msgs", "*.blk"))
-	if err != nil || len(blocks) == 0 {
-		t.Fatalf("no outbox message block: %v", err)
-	}
-	for _, blk := range blocks {
-		f, err := os.OpenFile(blk, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte(strings.Repeat("X", 64)), 0); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	damageBlocks(t, state, "ZWATCH_ALERTS")
 
 	seen := map[string]bool{}
 	for _, p := range ph.Received() {
@@ -158,20 +146,7 @@ func TestDamagedStateBucketIsPaged(t *testing.T) {
 	ph.Wait(t, "the OFFLINE page", func(p notifiers.WebhookPayload) bool { return p.Status == "firing" && mentions(p, "vault") })
 	time.Sleep(2 * time.Second)
 	stop()
-	blocks, err := filepath.Glob(filepath.Join(state, "jetstream", "jetstream", "*", "streams", "KV_"+bus.StateBucket, "msgs", "*.blk"))
-	if err != nil || len(blocks) == 0 {
-		t.Fatalf("no state bucket message block: %v", err)
-	}
-	for _, blk := range blocks {
-		f, err := os.OpenFile(blk, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte(strings.Repeat("X", 64)), 0); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	damageBlocks(t, state, "KV_"+bus.StateBucket)
 	logs, _ := startDaemon(t, cfg, Options{HeartbeatEvery: time.Second})
 	ph.Wait(t, "StateStorageFailed for the state bucket", func(p notifiers.WebhookPayload) bool {
 		return p.Status == "firing" && mentions(p, "damaged state store found and repaired") && mentions(p, "rule state could not be read back")
@@ -194,3 +169,23 @@ func TestDamagedStateBucketIsPaged(t *testing.T) {
 // maxConflictsSeen bounds the conflicts logged before the engine decides
 // the entry is damaged (rules.maxConflicts, with the tick's own tries).
 const maxConflictsSeen = 10
+
+// damageBlocks overwrites the start of every message block of stream in
+// the embedded store under state, as a torn write or bad sector would.
+func damageBlocks(t *testing.T, state, stream string) {
+	t.Helper()
+	blocks, err := filepath.Glob(filepath.Join(state, "jetstream", "jetstream", "*", "streams", stream, "msgs", "*.blk"))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("no message block of %s: %v", stream, err)
+	}
+	for _, blk := range blocks {
+		f, err := os.OpenFile(blk, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(strings.Repeat("X", 64)), 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}

@@ -1,10 +1,7 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/collectors"
-	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 )
@@ -92,32 +87,13 @@ notify:
       url: %s
       min_severity: info
 `, filepath.Join(dir, "state"), zpool, zfsCmd, timeout, phone)
-	l, err := config.Parse(strings.NewReader(cfgText), catalog.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	table := collectors.Table()
 	for i := range table {
 		if table[i].Name == "pool_kstat" {
 			table[i].Poll = func(collectors.Env) collectors.Collector { return &collectors.PoolKstat{Root: root} }
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, &l.Config, Options{Collectors: table}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("daemon did not shut down")
-		}
-	})
+	startDaemon(t, cfgText, Options{Collectors: table})
 }
 
 func hangBegan(t *testing.T, hang string) time.Time {
