@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,3 +168,15 @@ func forZero(names ...string) map[string]config.Duration {
 }
 
 func identityFor(serial, wwn string) disk.Identity { return disk.Identity{Serial: serial, WWN: wwn} }
+
+// openTestBus opens an embedded bus on a fresh state directory for the
+// rest of the test.
+func openTestBus(ctx context.Context, t testing.TB) *bus.Bus {
+	t.Helper()
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}

@@ -77,11 +77,7 @@ func TestObserveSeqIgnoresOlderFacts(t *testing.T) {
 	// Save and load through a real state bucket: the sequences come back.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTestBus(ctx, t)
 	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -187,11 +183,7 @@ func (j shortAckWait) CreateOrUpdateConsumer(ctx context.Context, stream string,
 func TestRunRedeliveredOldFactDoesNotPage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTestBus(ctx, t)
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
 	subj := bus.Subject(testHost, facts.KindZpoolStatus)

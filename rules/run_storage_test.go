@@ -21,11 +21,7 @@ import (
 func TestRunDeliversDirectlyWhileTheOutboxIsDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTestBus(ctx, t)
 	st, err := b.JS.Stream(ctx, bus.StreamAlerts)
 	if err != nil {
 		t.Fatal(err)

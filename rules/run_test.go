@@ -20,11 +20,7 @@ import (
 func TestRunEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTestBus(ctx, t)
 
 	msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(),
 		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/facts"
 )
 
 // The scenario replays real outputs of one FreeBSD pool (upool, Dec 2025):
@@ -92,11 +91,7 @@ func TestScenarioUpoolReplacement(t *testing.T) {
 // the notification IDs (so JetStream would drop a re-publish).
 func TestScenarioRestartChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTestBus(ctx, t)
 	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
 	if err != nil {
 		t.Fatal(err)
