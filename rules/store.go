@@ -76,6 +76,17 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 // Save writes the state of every host changed since the last Save, with
 // optimistic concurrency on the key's revision.
 func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
+	return e.write(ctx, kv, false)
+}
+
+// Overwrite is Save without the revision check, for an entry that cannot
+// be read back (Save's check then fails for ever). One engine at a time
+// holds the rules lease, so nobody else writes these keys.
+func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
+	return e.write(ctx, kv, true)
+}
+
+func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite bool) error {
 	for _, name := range e.hostNames() {
 		h := e.hosts[name]
 		if !h.dirty {
@@ -86,9 +97,12 @@ func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
 			return fmt.Errorf("encode rule state of %s: %w", name, err)
 		}
 		var rev uint64
-		if h.rev == 0 {
+		switch {
+		case overwrite:
+			rev, err = kv.Put(ctx, stateKey(name), data)
+		case h.rev == 0:
 			rev, err = kv.Create(ctx, stateKey(name), data)
-		} else {
+		default:
 			rev, err = kv.Update(ctx, stateKey(name), data, h.rev)
 		}
 		if err != nil {
@@ -96,29 +110,6 @@ func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
 				return fmt.Errorf("save rule state of %s: %w", name, ErrStateConflict)
 			}
 			return fmt.Errorf("save rule state of %s: %w", name, err)
-		}
-		h.rev, h.dirty = rev, false
-	}
-	return nil
-}
-
-// Overwrite writes the state of every changed host unconditionally, for
-// an entry that cannot be read back (Save's revision check then fails
-// forever). One engine at a time holds the rules lease, so nobody else
-// writes these keys.
-func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
-	for _, name := range e.hostNames() {
-		h := e.hosts[name]
-		if !h.dirty {
-			continue
-		}
-		data, err := json.Marshal(h)
-		if err != nil {
-			return fmt.Errorf("encode rule state of %s: %w", name, err)
-		}
-		rev, err := kv.Put(ctx, stateKey(name), data)
-		if err != nil {
-			return fmt.Errorf("rewrite rule state of %s: %w", name, err)
 		}
 		h.rev, h.dirty = rev, false
 	}
