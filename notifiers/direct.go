@@ -146,8 +146,8 @@ func (d *Direct) Deliver(ctx context.Context, n alert.Notification) ([]string, e
 // skipDirect is the outbox worker's hook: a notification this channel
 // already received directly is marked delivered, not sent again.
 func (w *worker) skipDirect(n alert.Notification) bool {
-	if w.direct.Delivered(n.ID, w.ch.Name) {
-		w.done.add(n.ID)
+	if w.direct.Delivered(n.ID, w.ch.Name) { // false for an empty ID
+		w.done.Add(n.ID)
 		return true
 	}
 	return false
@@ -155,7 +155,10 @@ func (w *worker) skipDirect(n alert.Notification) bool {
 
 // delivered records a delivery by the outbox worker.
 func (w *worker) delivered(id string) {
-	w.done.add(id)
+	if id == "" {
+		return // nothing to recognise a redelivery by
+	}
+	w.done.Add(id)
 	w.direct.add(id, w.ch.Name)
 }
 

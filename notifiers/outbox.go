@@ -15,6 +15,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/clock"
+	"github.com/zwatch/zwatch/internal/recent"
 )
 
 // Options are what the daemon adds to the notify config.
@@ -80,7 +81,7 @@ type worker struct {
 	ackWait  time.Duration
 	// done remembers recently delivered notification ids, so a redelivery
 	// after a failed acknowledgement is not sent twice.
-	done *recent
+	done *recent.Set[string]
 	// order keeps each incident's notifications in order (order.go).
 	order *lines
 	// direct records what was sent directly while the outbox was down
@@ -102,7 +103,7 @@ func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, l
 		log:      log.With("channel", ch.Name, "type", ch.Type),
 		retryFor: pick(cfg.RetryFor, d.RetryFor), initial: pick(cfg.RetryInitial, d.RetryInitial),
 		max: pick(cfg.RetryMax, d.RetryMax), timeout: pick(cfg.SendTimeout, d.SendTimeout),
-		ackWait: opts.AckWait, done: newRecent(1024),
+		ackWait: opts.AckWait, done: recent.New[string](1024),
 		direct: opts.Direct, repair: opts.RepairConsumer,
 	}
 	if w.ackWait <= 0 {
@@ -215,7 +216,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (
 	// Retries happen in this run, not by redelivery: count both.
 	attempt := meta.NumDelivered + failed
 	log := w.log.With("id", n.ID, "attempt", attempt)
-	if n.ID != "" && (w.done.has(n.ID) || w.skipDirect(n)) {
+	if n.ID != "" && (w.done.Has(n.ID) || w.skipDirect(n)) {
 		w.ack(ctx, msg, n, log)
 		return 0
 	}
@@ -301,38 +302,4 @@ func backoff(attempt uint64, initial, max time.Duration) time.Duration {
 		d *= 2
 	}
 	return min(d, max)
-}
-
-// recent is a bounded set of notification ids, oldest forgotten first.
-type recent struct {
-	mu    sync.Mutex
-	max   int
-	order []string
-	set   map[string]struct{}
-}
-
-func newRecent(max int) *recent { return &recent{max: max, set: map[string]struct{}{}} }
-
-func (r *recent) has(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.set[id]
-	return ok
-}
-
-func (r *recent) add(id string) {
-	if id == "" {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.set[id]; ok {
-		return
-	}
-	r.set[id] = struct{}{}
-	r.order = append(r.order, id)
-	if len(r.order) > r.max {
-		delete(r.set, r.order[0])
-		r.order = r.order[1:]
-	}
 }

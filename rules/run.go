@@ -17,6 +17,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/recent"
 )
 
 // ConsumerName is the durable consumer on bus.StreamFacts that rule engines
@@ -109,7 +110,7 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 			defer func() { _ = sub.Unsubscribe() }()
 		}
 	}
-	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: newSums(4096), seed: maphash.MakeSeed(), core: core}
+	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: recent.New[uint64](4096), seed: maphash.MakeSeed(), core: core}
 	for {
 		// A consumer lost while the engine runs (JetStream reloaded after
 		// a storage failure) is opened again; the state in memory stays.
@@ -200,7 +201,7 @@ type runner struct {
 	core chan *nats.Msg
 	// seen holds the facts applied lately (a hash of the raw message), so
 	// one that arrives both published and from the stream counts once.
-	seen *sums
+	seen *recent.Set[uint64]
 	seed maphash.Seed
 	// pending are notifications due but not yet in the outbox, oldest first.
 	pending []pendingNote
@@ -237,7 +238,7 @@ const maxPending = 1000
 
 func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	sum := maphash.Bytes(r.seed, m.Data())
-	if r.seen.has(sum) {
+	if r.seen.Has(sum) {
 		_ = m.Ack() // applied already, as it was published
 		return
 	}
@@ -252,7 +253,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	r.seen.add(sum)
+	r.seen.Add(sum)
 	if err := m.Ack(); err != nil {
 		r.log.Warn("rules: ack failed", "subject", m.Subject(), "err", err)
 	}
@@ -271,13 +272,13 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 		return // the stream delivers it
 	}
 	sum := maphash.Bytes(r.seed, m.Data)
-	if r.seen.has(sum) {
+	if r.seen.Has(sum) {
 		return
 	}
 	if _, ok := r.observe(ctx, m.Subject, m.Data, Position{}); !ok {
 		return
 	}
-	r.seen.add(sum)
+	r.seen.Add(sum)
 	if r.save(ctx) {
 		r.reload(ctx)
 	}

@@ -74,26 +74,3 @@ func readPosition(ctx context.Context, kv jetstream.KeyValue) uint64 {
 	n, _ := strconv.ParseUint(string(ent.Value()), 10, 64)
 	return n
 }
-
-// sums is a bounded set of message hashes, oldest forgotten first.
-type sums struct {
-	max   int
-	order []uint64
-	set   map[uint64]struct{}
-}
-
-func newSums(max int) *sums { return &sums{max: max, set: map[uint64]struct{}{}} }
-
-func (s *sums) has(v uint64) bool { _, ok := s.set[v]; return ok }
-
-func (s *sums) add(v uint64) {
-	if s.has(v) {
-		return
-	}
-	s.set[v] = struct{}{}
-	s.order = append(s.order, v)
-	if len(s.order) > s.max {
-		delete(s.set, s.order[0])
-		s.order = s.order[1:]
-	}
-}
