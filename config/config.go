@@ -136,6 +136,17 @@ type ZFSConfig struct {
 	StatusInterval Duration `yaml:"status_interval"`
 	FollowEvents   bool     `yaml:"follow_events"`
 	ARCInterval    Duration `yaml:"arc_interval"`
+	// DatasetsInterval: every filesystem and volume with its mount and key
+	// state (zfs list); also at once after a pool import, export or key event.
+	DatasetsInterval Duration `yaml:"datasets_interval"`
+	// SnapshotsInterval: one zfs list -t snapshot, summed up per dataset.
+	SnapshotsInterval Duration `yaml:"snapshots_interval"`
+	// ImportInterval: how often zpool import looks again for pools that are
+	// present but not imported, while one is (it reads every disk's labels).
+	ImportInterval Duration `yaml:"import_interval"`
+	// CacheFile is the pool cache file whose pools are imported at boot;
+	// zpool import -c reads it for pools that did not import.
+	CacheFile string `yaml:"cache_file"`
 }
 
 // SmartConfig configures the SMART collector.
@@ -170,11 +181,15 @@ func Default() Config {
 		Bus:      BusConfig{Replicas: 1, FactsMaxAge: Duration(24 * time.Hour), FactsMaxMB: 64},
 		ZFS: ZFSConfig{
 			Enabled: true, Zpool: "zpool", Zfs: "zfs",
-			CommandTimeout: Duration(30 * time.Second),
-			ListInterval:   Duration(10 * time.Second),
-			StatusInterval: Duration(60 * time.Second),
-			FollowEvents:   true,
-			ARCInterval:    Duration(60 * time.Second),
+			CommandTimeout:    Duration(30 * time.Second),
+			ListInterval:      Duration(10 * time.Second),
+			StatusInterval:    Duration(60 * time.Second),
+			FollowEvents:      true,
+			ARCInterval:       Duration(60 * time.Second),
+			DatasetsInterval:  Duration(5 * time.Minute),
+			SnapshotsInterval: Duration(15 * time.Minute),
+			ImportInterval:    Duration(15 * time.Minute),
+			CacheFile:         "/etc/zfs/zpool.cache",
 		},
 		Smart: SmartConfig{
 			Enabled: true, Smartctl: "smartctl",
@@ -346,6 +361,12 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	positive(errs, "zfs.list_interval", c.ZFS.ListInterval, time.Second)
 	positive(errs, "zfs.status_interval", c.ZFS.StatusInterval, time.Second)
 	positive(errs, "zfs.arc_interval", c.ZFS.ARCInterval, time.Second)
+	positive(errs, "zfs.datasets_interval", c.ZFS.DatasetsInterval, time.Second)
+	positive(errs, "zfs.snapshots_interval", c.ZFS.SnapshotsInterval, time.Second)
+	positive(errs, "zfs.import_interval", c.ZFS.ImportInterval, time.Minute)
+	if c.ZFS.CacheFile != "" && !strings.HasPrefix(c.ZFS.CacheFile, "/") {
+		errs.add("zfs.cache_file", c.ZFS.CacheFile, "want an absolute path such as /etc/zfs/zpool.cache, or \"\" for none")
+	}
 	positive(errs, "smart.interval", c.Smart.Interval, time.Minute)
 	positive(errs, "smart.timeout", c.Smart.Timeout, time.Second)
 	for i, d := range c.Smart.Devices {

@@ -30,13 +30,63 @@ type RulesConfig struct {
 	// Disabled lists alert names that are never raised.
 	Disabled []string `yaml:"disabled"`
 
-	Redundancy RedundancyRules `yaml:"redundancy"`
-	Errors     ErrorRules      `yaml:"errors"`
-	Capacity   CapacityRules   `yaml:"capacity"`
-	Scrub      ScrubRules      `yaml:"scrub"`
-	Smart      SmartRules      `yaml:"smart"`
-	ARC        ARCRules        `yaml:"arc"`
-	Watcher    WatcherRules    `yaml:"watcher"`
+	Redundancy  RedundancyRules  `yaml:"redundancy"`
+	Errors      ErrorRules       `yaml:"errors"`
+	Capacity    CapacityRules    `yaml:"capacity"`
+	Scrub       ScrubRules       `yaml:"scrub"`
+	Smart       SmartRules       `yaml:"smart"`
+	ARC         ARCRules         `yaml:"arc"`
+	Watcher     WatcherRules     `yaml:"watcher"`
+	Datasets    DatasetRules     `yaml:"datasets"`
+	Snapshots   SnapshotRules    `yaml:"snapshots"`
+	Replication ReplicationRules `yaml:"replication"`
+	Pools       PoolRules        `yaml:"pools"`
+}
+
+// DatasetRules: which datasets the lock and mount rules leave alone.
+type DatasetRules struct {
+	// Ignore lists dataset globs (path.Match: * does not cross /) that are
+	// locked or unmounted on purpose: DatasetLocked, DatasetNotMounted and
+	// KeyFileProblem skip them.
+	Ignore []string `yaml:"ignore"`
+}
+
+// DatasetAge is one dataset glob and the age its newest snapshot may reach.
+type DatasetAge struct {
+	// Dataset is a glob (path.Match: * does not cross /); the first entry
+	// that matches a dataset decides.
+	Dataset string `yaml:"dataset"`
+	// MaxAge: older is stale. 0 means the dataset is not checked.
+	MaxAge Duration `yaml:"max_age"`
+}
+
+// SnapshotRules: snapshots that stopped, and snapshots that eat the pool.
+type SnapshotRules struct {
+	// MaxAge sets the newest snapshot's allowed age per dataset glob; a
+	// dataset no entry matches is judged by its snapshot tool's period
+	// (period × 2 + Grace), recognised from the names.
+	MaxAge []DatasetAge `yaml:"max_age"`
+	// Grace is added to twice the recognised period.
+	Grace Duration `yaml:"grace"`
+	// SpaceShare: snapshots holding more than this percentage of a pool's
+	// used space warn, once the pool is past capacity.warning.
+	SpaceShare float64 `yaml:"space_share"`
+	// MaxCount: more snapshots than this on one dataset slow every zfs command.
+	MaxCount int `yaml:"max_count"`
+}
+
+// ReplicationRules: backup targets that stopped receiving.
+type ReplicationRules struct {
+	// Targets are the datasets snapshots are received into (globs), each
+	// with the age its newest snapshot may reach.
+	Targets []DatasetAge `yaml:"targets"`
+}
+
+// PoolRules: pools that are not imported.
+type PoolRules struct {
+	// Exported lists pool globs that are exported on purpose (a backup
+	// pool rotated off-site): their absence is not PoolMissing.
+	Exported []string `yaml:"exported"`
 }
 
 // RedundancyRules: when a lost device margin becomes critical.
@@ -179,8 +229,9 @@ func DefaultRules() RulesConfig {
 			SSDTempWarning: 70, SSDTempCritical: 80,
 			NVMeSpareWarning: 20, NVMeUsedWarning: 90,
 		},
-		ARC:     ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
-		Watcher: WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
+		ARC:       ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
+		Watcher:   WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
+		Snapshots: SnapshotRules{Grace: Duration(time.Hour), SpaceShare: 50, MaxCount: 10000},
 	}
 }
 
@@ -315,6 +366,41 @@ func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
 	positive(errs, p+".watcher.silent_after", r.Watcher.SilentAfter, 30*time.Second)
 	if r.Watcher.TimeoutRepeats < 1 || r.Watcher.TimeoutRepeats > 100 {
 		errs.add(p+".watcher.timeout_repeats", r.Watcher.TimeoutRepeats, "must be 1 to 100")
+	}
+	globs(errs, p+".datasets.ignore", r.Datasets.Ignore, "a dataset glob such as tank/scratch or backup/*")
+	globs(errs, p+".pools.exported", r.Pools.Exported, "a pool glob such as offsite*")
+	datasetAges(errs, p+".snapshots.max_age", r.Snapshots.MaxAge)
+	datasetAges(errs, p+".replication.targets", r.Replication.Targets)
+	if g := r.Snapshots.Grace.D(); g < 0 || g > 7*24*time.Hour {
+		errs.add(p+".snapshots.grace", FormatDuration(g), "must be between 0s and 7d")
+	}
+	percent(errs, p+".snapshots.space_share", r.Snapshots.SpaceShare)
+	if r.Snapshots.MaxCount < 1 {
+		errs.add(p+".snapshots.max_count", r.Snapshots.MaxCount, "must be at least 1 (snapshots per dataset)")
+	}
+}
+
+// globs checks a list of dataset or pool globs.
+func globs(errs *Errors, p string, list []string, want string) {
+	for i, g := range list {
+		glob(errs, fmt.Sprintf("%s[%d]", p, i), g, want)
+	}
+}
+
+func glob(errs *Errors, p, g, want string) {
+	if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
+		errs.add(p, g, "want %s (* does not cross /)", want)
+	}
+}
+
+// datasetAges checks a glob → max age list.
+func datasetAges(errs *Errors, p string, list []DatasetAge) {
+	for i, a := range list {
+		ep := fmt.Sprintf("%s[%d]", p, i)
+		glob(errs, ep+".dataset", a.Dataset, "a dataset glob such as tank/photos or backup/*")
+		if d := a.MaxAge.D(); d != 0 && d < time.Minute {
+			errs.add(ep+".max_age", FormatDuration(d), "must be at least 1m, or 0 to leave the dataset unchecked")
+		}
 	}
 }
 

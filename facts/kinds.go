@@ -20,7 +20,18 @@ const (
 	KindZpoolEvent    = "zpool.event"
 	// KindPoolKstat is each pool's state as the kernel reports it without
 	// taking the pool's locks (PoolKstatData).
-	KindPoolKstat      = "zpool.kstat"
+	KindPoolKstat = "zpool.kstat"
+	// KindPoolImport is what `zpool import` finds but is not imported
+	// (PoolImportData).
+	KindPoolImport = "zpool.import"
+	// KindPoolForget says the owner declared a pool gone for good
+	// (`zwatch forget-pool`, PoolForgetData).
+	KindPoolForget = "zpool.forget"
+	// KindDatasets is every filesystem and volume with its mount and key
+	// state (DatasetsData).
+	KindDatasets = "zfs.datasets"
+	// KindSnapshots sums up every dataset's snapshots (SnapshotsData).
+	KindSnapshots      = "zfs.snapshots"
 	KindSmart          = "smart" // subject adds .<serial>
 	KindARC            = "arc"
 	KindCollectorError = "collector.error"
@@ -44,6 +55,10 @@ func Kinds() []Kind {
 		{Name: KindZpoolStatus},
 		{Name: KindZpoolEvent},
 		{Name: KindPoolKstat},
+		{Name: KindPoolImport},
+		{Name: KindPoolForget},
+		{Name: KindDatasets},
+		{Name: KindSnapshots},
 		{Name: KindSmart, PerTarget: true},
 		{Name: KindARC},
 		{Name: KindCollectorError},

@@ -79,3 +79,96 @@ type CollectorError struct {
 
 // KindParse is the collector.error kind for output that could not be read.
 const KindParse = "parse"
+
+// DatasetsData is the payload of zwatch.v1.<host>.zfs.datasets: every
+// filesystem and volume, with what the collector found on this machine
+// about its key file and its mountpoint directory.
+type DatasetsData struct {
+	// Missing names the properties this zfs release does not know (such as
+	// encryption before 0.8); they were left out of the listing.
+	Missing  []string       `json:"missing_properties,omitempty"`
+	Datasets []DatasetState `json:"datasets"`
+}
+
+// DatasetState is one dataset and the checks the collector made of it.
+type DatasetState struct {
+	zfs.DatasetProps
+	// KeyFile is the check of a file:// keylocation; set on encryption
+	// roots with one.
+	KeyFile *KeyFileCheck `json:"key_file,omitempty"`
+	// Underneath is what lies in the mountpoint directory of a filesystem
+	// that is meant to be mounted (canmount=on, a path) but is not: what
+	// was written to the disk below instead of to the dataset.
+	Underneath *DirContents `json:"underneath,omitempty"`
+}
+
+// Key file problems (KeyFileCheck.Problem).
+const (
+	KeyFileMissing    = "missing"    // no such file
+	KeyFileUnreadable = "unreadable" // it exists but cannot be read (or is not a regular file)
+	KeyFileEmpty      = "empty"
+	KeyFileWrongSize  = "wrong_size" // raw must be 32 bytes, hex 64 hex digits
+	KeyFileExposed    = "exposed"    // group or others may read it
+)
+
+// KeyFileCheck is what the key file of a file:// keylocation looks like
+// now: the next boot's zfs load-key reads it.
+type KeyFileCheck struct {
+	Path string `json:"path"`
+	// Problem is one of the KeyFile* constants, "" when the file is fine.
+	Problem string `json:"problem,omitempty"`
+	// Detail says it in words: "is 33 bytes; keyformat=raw needs exactly 32".
+	Detail    string `json:"detail,omitempty"`
+	Mode      string `json:"mode,omitempty"` // e.g. "0644"
+	SizeBytes int64  `json:"size_bytes,omitempty"`
+}
+
+// DirContents is a bounded look at a directory on the filesystem below an
+// unmounted dataset. It never follows symbolic links and never crosses into
+// another mounted filesystem.
+type DirContents struct {
+	Path string `json:"path"`
+	// Files counts what is not a directory (files, links, sockets…);
+	// Bytes sums the regular files' sizes.
+	Files int    `json:"files"`
+	Bytes uint64 `json:"bytes"`
+	// Examples are up to three of the files, relative to Path.
+	Examples []string `json:"examples,omitempty"`
+	// Truncated: the walk stopped at its bound, so Files and Bytes are
+	// lower bounds.
+	Truncated bool `json:"truncated,omitempty"`
+	// Error says why the directory could not be read (or that it is a
+	// symbolic link, which is not followed); Files and Bytes are then unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// SnapshotsData is the payload of zwatch.v1.<host>.zfs.snapshots: per
+// dataset that has snapshots, their count, space and newest.
+type SnapshotsData struct {
+	Datasets []zfs.SnapshotStats `json:"datasets"`
+	// Total is the number of snapshots listed.
+	Total int `json:"total"`
+}
+
+// PoolImportData is the payload of zwatch.v1.<host>.zpool.import: the
+// pools present on this machine's disks (or in its cache file) that are
+// not imported, as `zpool import` reports them.
+type PoolImportData struct {
+	// Imported names the pools imported when zpool import ran.
+	Imported []string `json:"imported"`
+	// Found are the pools `zpool import` (scan of the devices) lists.
+	Found []zfs.ImportablePool `json:"found"`
+	// Cached are the pools of the cache file that are not imported
+	// (`zpool import -c FILE`); CacheFile names it, "" when it is absent.
+	CacheFile string               `json:"cache_file,omitempty"`
+	Cached    []zfs.ImportablePool `json:"cached,omitempty"`
+}
+
+// PoolForgetData is the payload of zwatch.v1.<host>.zpool.forget: the
+// owner says this pool is gone for good, so its missing alert and the
+// alerts it kept end.
+type PoolForgetData struct {
+	Pool string `json:"pool"`
+	// By says who asked (the user running zwatch forget-pool).
+	By string `json:"by,omitempty"`
+}

@@ -43,6 +43,10 @@ func factHandlers() map[string]factHandler {
 		// then judge. Maintenance windows are not in this engine yet.
 		facts.KindZpoolEvent:  {},
 		facts.KindMaintenance: {},
+		facts.KindPoolImport:  {},
+		facts.KindPoolForget:  {},
+		facts.KindDatasets:    {},
+		facts.KindSnapshots:   {},
 	}
 }
 

@@ -239,3 +239,81 @@ type ARC struct {
 	L2HitRatio     *float64 `json:"l2_hit_ratio,omitempty"`
 	ThrottleDelta  uint64   `json:"memory_throttle_delta"`
 }
+
+// DatasetProps is one filesystem or volume as the datasets collector lists
+// it (DatasetPropColumns, `zfs list -Hp -t filesystem,volume -o ...`). A
+// property the zfs release lacks (encryption before 0.8) is left empty.
+type DatasetProps struct {
+	Dataset
+	// Type is filesystem or volume.
+	Type                 string `json:"type"`
+	UsedBySnapshotsBytes uint64 `json:"usedbysnapshots_bytes,omitempty"`
+	// Mounted is yes or no; "-" for a volume.
+	Mounted string `json:"mounted,omitempty"`
+	// CanMount is on, off or noauto; "-" for a volume.
+	CanMount string `json:"canmount,omitempty"`
+	// Mountpoint is a path, none, legacy, or "-" for a volume.
+	Mountpoint string `json:"mountpoint,omitempty"`
+	// Encryption is off or the cipher (aes-256-gcm).
+	Encryption string `json:"encryption,omitempty"`
+	// EncryptionRoot is the dataset whose key this one uses; "" when none.
+	EncryptionRoot string `json:"encryption_root,omitempty"`
+	// KeyStatus is available or unavailable; "" when not encrypted.
+	KeyStatus string `json:"keystatus,omitempty"`
+	// KeyLocation is prompt, file:///path or https://...; "" when none.
+	KeyLocation string `json:"keylocation,omitempty"`
+	// KeyFormat is raw, hex or passphrase; "" when none.
+	KeyFormat string `json:"keyformat,omitempty"`
+	ReadOnly  bool   `json:"readonly,omitempty"`
+	// ReceiveResumeToken is set while an interrupted resumable receive
+	// (zfs receive -s) can be resumed with zfs send -t; "" when none.
+	ReceiveResumeToken string `json:"receive_resume_token,omitempty"`
+}
+
+// SnapshotStats sums up one dataset's snapshots from one `zfs list -Hp -t
+// snapshot -o name,creation,used -s creation`: only what the rules need,
+// so 50,000 snapshots cost a few hundred bytes per dataset.
+type SnapshotStats struct {
+	Dataset string `json:"dataset"`
+	Count   int    `json:"count"`
+	// UsedBytes is the sum of each snapshot's used: the space only it holds.
+	UsedBytes uint64    `json:"used_bytes"`
+	Newest    time.Time `json:"newest"`
+	// NewestName is the newest snapshot's name after the @.
+	NewestName string `json:"newest_name"`
+	// Scheme is the snapshot tool recognised from the names (sanoid,
+	// zfs-auto-snapshot…) with the shortest period it used here; nil when
+	// no snapshot of the dataset is named as a known tool names them.
+	Scheme *SnapshotScheme `json:"scheme,omitempty"`
+}
+
+// SnapshotScheme is a snapshot tool's naming scheme seen in a dataset's
+// snapshots.
+type SnapshotScheme struct {
+	// Tool is sanoid, zfs-auto-snapshot, truenas, zrepl or pyznap.
+	Tool string `json:"tool"`
+	// Label is the period as the tool names it (hourly, daily, frequent),
+	// or "" when the names carry none and Period was read from the gaps.
+	Label string `json:"label,omitempty"`
+	// Period is the shortest period the tool used on this dataset.
+	Period time.Duration `json:"period_ns"`
+	// Newest is the newest snapshot the tool took, and NewestName its name
+	// after the @: a manual snapshot must not hide a dead timer.
+	Newest     time.Time `json:"newest"`
+	NewestName string    `json:"newest_name"`
+}
+
+// ImportablePool is one pool `zpool import` (without arguments, or with -c
+// cachefile) lists as found but not imported.
+type ImportablePool struct {
+	Name string `json:"name"`
+	// ID is the pool GUID in decimal, as `zpool import ID` takes it.
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Status string `json:"status,omitempty"`
+	Action string `json:"action,omitempty"`
+	// Devices is how many leaf devices its config lists; Missing names
+	// those that are not ONLINE (UNAVAIL, FAULTED, REMOVED), as printed.
+	Devices int      `json:"devices"`
+	Missing []string `json:"missing,omitempty"`
+}
