@@ -238,3 +238,61 @@ func TestSummarizeBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The step k capture of OpenZFS 2.3.2: snapshots named as each tool names
+// them, created with the guest clock set back days.
+func TestSummarizeCapturedStepK(t *testing.T) {
+	stats, total, err := SummarizeSnapshots(openFixture(t, "captured/zfs-2.3.2", "k1-healthy.zfs-list-snapshots.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 49 {
+		t.Errorf("total %d", total)
+	}
+	type want struct {
+		count       int
+		tool, label string
+		period      time.Duration
+		newest      string
+	}
+	cases := map[string]want{
+		"nas/media":         {14, ToolSanoid, "hourly", time.Hour, "autosnap_2026-11-27_05:00:01_hourly"},
+		"nas/secret":        {10, ToolZfsAutoSnapshot, "frequent", 15 * time.Minute, "zfs-auto-snap_hourly-2026-11-26-0200"},
+		"nas/My Documents":  {7, ToolTrueNAS, "", 24 * time.Hour, "auto-2026-11-28_00-00"},
+		"nas/vault":         {6, ToolPyznap, "hourly", time.Hour, "pyznap_2026-11-27_02:00:00_hourly"},
+		"nas/quota":         {6, ToolZrepl, "", time.Hour, "zrepl_20261125_050000_000"},
+		"nas/ro":            {3, ToolSanoid, "hourly", time.Hour, "autosnap_2026-12-01_14:00:01_hourly"},
+		"nas/secret/photos": {1, ToolZfsAutoSnapshot, "hourly", time.Hour, "zfs-auto-snap_hourly-2026-11-26-0201"},
+		"nas/vol":           {1, ToolZfsAutoSnapshot, "hourly", time.Hour, "zfs-auto-snap_hourly-2026-11-29-1538"},
+	}
+	for ds, w := range cases {
+		st := statsOf(stats, ds)
+		if st == nil || st.Count != w.count || st.Scheme == nil {
+			t.Errorf("%s: %+v", ds, st)
+			continue
+		}
+		sc := st.Scheme
+		if sc.Tool != w.tool || sc.Label != w.label || sc.Period != w.period || sc.NewestName != w.newest {
+			t.Errorf("%s: scheme %+v", ds, *sc)
+		}
+	}
+	// The newest snapshot of nas/media is syncoid's marker; the scheme's
+	// newest is sanoid's, a manual snapshot makes no scheme.
+	if m := statsOf(stats, "nas/media"); m.NewestName != "syncoid_zwatch-e2e_2026-11-27:06:00:00-GMT00:00" {
+		t.Errorf("nas/media newest %q", m.NewestName)
+	}
+	if n := statsOf(stats, "nas"); n == nil || n.Scheme != nil || n.NewestName != "manual-before-upgrade" {
+		t.Errorf("nas %+v", n)
+	}
+	// The listing after a bookmark: bookmarks are not listed with -t snapshot.
+	if _, total, err := SummarizeSnapshots(openFixture(t, "captured/zfs-2.3.2", "k1-healthy.with-bookmark.zfs-list-snapshots.txt")); err != nil || total != 14 {
+		t.Errorf("with bookmark: %d %v", total, err)
+	}
+	// Without -p the creation is a date: the error says to add -p.
+	if _, _, err := SummarizeSnapshots(openFixture(t, "captured/zfs-2.3.2", "k1-healthy.zfs-list-H-snapshots.txt")); err == nil || !strings.Contains(err.Error(), "-p") {
+		t.Errorf("zfs list -H without -p: %v", err)
+	}
+	if _, total, err := SummarizeSnapshots(openFixture(t, "captured/zfs-2.3.2", "k3-interrupted.zfs-list-snapshots.txt")); err != nil || total == 0 {
+		t.Errorf("k3: %d %v", total, err)
+	}
+}
