@@ -184,31 +184,24 @@ k_import() {
   cap k7-imported zpool-import-c.txt "zpool import -c /etc/zfs/zpool.cache"
 }
 
-# step kbulk (after k, same VM) — 50,000 snapshots (50 datasets x 1,000 sanoid-named hourly snapshots), listed and timed.
-# One zfs snapshot command takes many names of one pool; all snapshots of one command share one
-# creation time (one txg), so the names, not the creation times, carry the hourly spacing.
+# step kbulk (after k, same VM) — a listing of many snapshots, timed. 50 datasets, and rounds of
+# `zfs snapshot -r bulk@autosnap_<hour>_hourly` (sanoid's recursive form), each round with the guest
+# clock at the hour its name says. Under TCG one round (one txg, 51 snapshots) takes 10-20 s, and
+# OpenZFS takes one snapshot per dataset per txg (zfs snapshot with two names of one dataset:
+# "multiple snapshots of same fs not allowed"; zfs.sync.snapshot in a channel program: EAGAIN), so
+# 50,000 snapshots cannot be made here in useful time: the benchmark scales this real listing.
+K_BULK_ROUNDS=${K_BULK_ROUNDS:-20}
 step_kbulk() {
-  say "k9: 50,000 snapshots"
-  local t0 t1 names=$ZW_VM_DIR/share/k-bulk-names.txt
-  g "zpool destroy bulk 2>/dev/null; zpool create -f -o ashift=12 -O compression=lz4 bulk $VD6" || return 1
-  g "for i in \$(seq -w 0 49); do zfs create bulk/d\$i; done" || return 1
-  local base; base=$(( $(date +%s) / 3600 * 3600 - 1000 * 3600 ))
-  : > "$names"
-  python3 - "$base" "$names" <<'EOF'
-import sys, time
-base, out = int(sys.argv[1]), sys.argv[2]
-with open(out, "w") as f:
-    for h in range(1000):
-        stamp = time.strftime("%Y-%m-%d_%H:00:01", time.gmtime(base + h * 3600))
-        f.write(" ".join("bulk/d%02d@autosnap_%s_hourly" % (d, stamp) for d in range(50)) + "\n")
-EOF
+  say "kbulk: $K_BULK_ROUNDS rounds of zfs snapshot -r over 50 datasets"
+  local t0 t1 base
+  g "zpool destroy bulk 2>/dev/null; zpool create -f -o ashift=12 -O compression=lz4 bulk $VD6 && for i in \$(seq -w 0 49); do zfs create bulk/d\$i; done" || return 1
+  base=$(( $(date +%s) / 3600 * 3600 - K_BULK_ROUNDS * 3600 ))
+  cap kbulk multiple-snapshots-one-fs.txt "zfs snapshot bulk/d00@a bulk/d00@b"
   t0=$(date +%s%N)
-  g "xargs -n 2500 zfs snapshot < /mnt/host/k-bulk-names.txt" || say "bulk zfs snapshot failed"
+  g "for h in \$(seq 0 $((K_BULK_ROUNDS - 1))); do t=\$(( $base + h * 3600 + 1 )); date -s @\$t >/dev/null; zfs snapshot -r bulk@\$(date -u -d @\$t +autosnap_%Y-%m-%d_%H:%M:%S_hourly) || exit 1; done" || say "kbulk: zfs snapshot -r failed"
   t1=$(date +%s%N)
-  say "50,000 snapshots created in $(( (t1 - t0) / 1000000 )) ms"
-  echo "$(( (t1 - t0) / 1000000 ))" > "$OUT/k9-bulk.snapshot-create-ms.txt"
-  cap k9-bulk zfs-list-snapshots.txt "$SNLIST"
-  cap k9-bulk zfs-list-snapshots-time.txt "for i in 1 2 3; do s=\$(date +%s%N); $SNLIST > /dev/null; e=\$(date +%s%N); echo \"run \$i: \$(( (e - s) / 1000000 )) ms\"; done; grep -E 'MemTotal|MemFree' /proc/meminfo"
-  cap k9-bulk zfs-list-snapshots-count.txt "$SNLIST | wc -l"
-  gzip -9 -n -f "$OUT/k9-bulk.zfs-list-snapshots.txt" && sed -i 's/^k9-bulk\.zfs-list-snapshots\.txt\t/k9-bulk.zfs-list-snapshots.txt.gz\t/' "$MAN"
+  g "date -s @$(date +%s) >/dev/null"
+  say "$(( K_BULK_ROUNDS * 51 )) snapshots in $(( (t1 - t0) / 1000000 )) ms"
+  cap kbulk zfs-list-snapshots.txt "$SNLIST"
+  cap kbulk zfs-list-snapshots-time.txt "zfs list -H -t snapshot -o name | wc -l; for i in 1 2 3 4 5; do s=\$(date +%s%N); $SNLIST > /dev/null; e=\$(date +%s%N); echo \"run \$i: \$(( (e - s) / 1000000 )) ms\"; done"
 }
