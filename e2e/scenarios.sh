@@ -110,11 +110,13 @@ zfs:
   list_interval: 2s
   status_interval: 5s
   follow_events: true
+$(declare -F e2e_config_datasets >/dev/null && e2e_config_datasets)
 smart:
   interval: 1m
 rules:
   # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
-  for: {PoolCapacity: 0s}
+  # E2E_DS_FOR: the issue-15 alerts the built zwatch knows, at 0s too (scenarios_datasets.sh)
+  for: {PoolCapacity: 0s${E2E_DS_FOR:-}}
 notify:
   console: true
   channels:
