@@ -105,7 +105,6 @@ func TestUnderneathStopsAtItsBound(t *testing.T) {
 	}
 }
 
-
 // A child dataset mounted below the unmounted one is another filesystem:
 // its files were not written to the disk below.
 func TestUnderneathSkipsOtherFilesystems(t *testing.T) {
@@ -154,7 +153,11 @@ func TestUnderneathUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.Chmod(filepath.Join(base, "mp", "locked"), 0o755); _ = os.Chmod(filepath.Join(base, "closed"), 0o755); os.RemoveAll(base) })
+	t.Cleanup(func() {
+		_ = os.Chmod(filepath.Join(base, "mp", "locked"), 0o755)
+		_ = os.Chmod(filepath.Join(base, "closed"), 0o755)
+		os.RemoveAll(base)
+	})
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
