@@ -34,7 +34,7 @@ type EventFollower struct {
 	// posts none), so keys are seen at the datasets interval.
 	PoolChanged func()
 	Debounce    time.Duration
-	Log      *slog.Logger
+	Log         *slog.Logger
 	// Now is the clock; events older than the follower's start are history.
 	Now func() time.Time
 }
