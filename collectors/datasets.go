@@ -3,7 +3,9 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +35,10 @@ type Datasets struct {
 	// CheckTimeout bounds one poll's file checks: a hung filesystem must not
 	// hang the collector. defaultCheckTimeout when 0.
 	CheckTimeout time.Duration
+	// Root is where this machine's root filesystem is seen, prefixed to key
+	// file paths and mountpoints: "" is /; tests (and a container with the
+	// host's / mounted elsewhere) set it.
+	Root string
 
 	mu      sync.Mutex
 	cols    []string // the -o list this zfs accepts; nil before the first poll
@@ -45,14 +51,26 @@ type Datasets struct {
 // Name implements Collector.
 func (c *Datasets) Name() string { return "datasets" }
 
-// Collect implements Collector.
+// Collect implements Collector. Lines that could not be read (a tab in a
+// mountpoint) are reported as a collector error, and the datasets read
+// around them are still published: one odd mountpoint must not hide a
+// locked dataset.
 func (c *Datasets) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindDatasets, c.Name(), c.Read)
+	data, err := c.Read(ctx)
+	var pe *ParseError
+	if err != nil && (!errors.As(err, &pe) || len(data.Datasets) == 0) {
+		return err
+	}
+	if perr := pub.Publish(ctx, facts.KindDatasets, c.Name(), data); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // Read lists the datasets once and checks their key files and mountpoints.
+// With lines it could not read it returns the others and a *ParseError.
 func (c *Datasets) Read(ctx context.Context) (facts.DatasetsData, error) {
-	list, missing, err := c.list(ctx)
+	list, missing, bad, err := c.list(ctx)
 	if err != nil {
 		return facts.DatasetsData{}, err
 	}
@@ -61,14 +79,18 @@ func (c *Datasets) Read(ctx context.Context) (facts.DatasetsData, error) {
 		data.Datasets[i].DatasetProps = d
 	}
 	c.checkLocal(ctx, data.Datasets)
+	if bad != nil {
+		return data, &ParseError{Source: "zfs list", Err: bad}
+	}
 	return data, nil
 }
 
 // list runs zfs list; a property this release does not know is dropped and
 // the list retried, and the working list kept for the collector's life.
-func (c *Datasets) list(ctx context.Context) ([]zfs.DatasetProps, []string, error) {
+func (c *Datasets) list(ctx context.Context) (list []zfs.DatasetProps, missing []string, bad, err error) {
 	c.mu.Lock()
-	cols, missing := slices.Clone(c.cols), slices.Clone(c.missing)
+	cols := slices.Clone(c.cols)
+	missing = slices.Clone(c.missing)
 	c.mu.Unlock()
 	if cols == nil {
 		cols = slices.Clone(zfs.DatasetPropColumns)
@@ -84,17 +106,39 @@ func (c *Datasets) list(ctx context.Context) ([]zfs.DatasetProps, []string, erro
 			}
 		}
 		if err != nil && !onlyVanished(err, res.Stderr) {
-			return nil, nil, err
-		}
-		list, perr := zfs.ParseDatasetProps(bytes.NewReader(res.Stdout), cols)
-		if perr != nil {
-			return nil, nil, &ParseError{Source: "zfs list", Err: perr}
+			return nil, nil, nil, err
 		}
 		c.mu.Lock()
 		c.cols, c.missing = cols, missing
 		c.mu.Unlock()
-		return list, slices.Clone(missing), nil
+		list, bad = parseDatasetLines(res.Stdout, cols)
+		return list, slices.Clone(missing), bad, nil
 	}
+}
+
+// parseDatasetLines parses each line on its own, so that one line zfs.
+// ParseDatasetProps cannot read costs that dataset, not the listing; bad
+// names the lines skipped (at most the first few).
+func parseDatasetLines(out []byte, cols []string) (list []zfs.DatasetProps, bad error) {
+	var errs []error
+	skipped := 0
+	for n, line := range bytes.Split(out, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		ds, err := zfs.ParseDatasetProps(bytes.NewReader(line), cols)
+		if err != nil {
+			if skipped++; len(errs) < 3 {
+				errs = append(errs, fmt.Errorf("line %d skipped: %s", n+1, strings.TrimPrefix(err.Error(), "zfs: zfs list line 1: ")))
+			}
+			continue
+		}
+		list = append(list, ds...)
+	}
+	if skipped > len(errs) {
+		errs = append(errs, fmt.Errorf("and %d more lines", skipped-len(errs)))
+	}
+	return list, errors.Join(errs...)
 }
 
 // onlyVanished says whether a failed zfs list failed only because datasets
@@ -144,7 +188,7 @@ func (c *Datasets) checkLocal(ctx context.Context, states []facts.DatasetState) 
 			close(done)
 		}()
 		for i := range work {
-			checkDataset(&work[i], c.UnderneathLimit)
+			checkDataset(&work[i], c.Root, c.UnderneathLimit)
 		}
 	}()
 	t := time.NewTimer(timeout)
@@ -185,13 +229,21 @@ func needsCheck(s facts.DatasetState) bool {
 	return key || meantToBeMountedButNot(s.DatasetProps)
 }
 
-func checkDataset(s *facts.DatasetState, limit int) {
+func checkDataset(s *facts.DatasetState, root string, limit int) {
 	if path, ok := keyFilePath(s.DatasetProps); ok {
-		kf := mountcheck.KeyFile(path, s.KeyFormat)
+		kf := mountcheck.KeyFile(filepath.Join(root, path), s.KeyFormat)
+		kf.Path = path
+		if root != "" {
+			kf.Detail = strings.ReplaceAll(kf.Detail, root, "")
+		}
 		s.KeyFile = &kf
 	}
 	if meantToBeMountedButNot(s.DatasetProps) {
-		dc := mountcheck.Underneath(s.Mountpoint, limit)
+		dc := mountcheck.Underneath(filepath.Join(root, s.Mountpoint), limit)
+		dc.Path = s.Mountpoint
+		if root != "" {
+			dc.Error = strings.ReplaceAll(dc.Error, root, "")
+		}
 		s.Underneath = &dc
 	}
 }

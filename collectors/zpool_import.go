@@ -3,6 +3,8 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -50,16 +52,22 @@ func (c *ZpoolImport) Read(ctx context.Context) (facts.PoolImportData, error) {
 	data := facts.PoolImportData{Imported: poolNames(res.Stdout)}
 	if c.CacheFile != "" {
 		if _, err := os.Stat(c.CacheFile); err == nil {
+			data.CacheFile = c.CacheFile
 			cached, err := c.importable(ctx, "import", "-c", c.CacheFile)
-			if err != nil {
+			var ee *execx.Error
+			switch {
+			case errors.As(err, &ee) && ee.Kind == execx.KindFailed:
+				// The device scan below still runs: one bad listing must
+				// not hide the other.
+				data.CacheError = fmt.Sprintf("zpool import -c %s exited %d: %s", c.CacheFile, ee.ExitCode, strings.TrimSpace(ee.Stderr))
+			case err != nil:
 				return facts.PoolImportData{}, err
 			}
-			data.CacheFile = c.CacheFile
 			data.Cached = notImported(cached, data.Imported)
 		}
 	}
 	c.mu.Lock()
-	scan := !c.scanned || !slices.Equal(c.lastImported, data.Imported) || len(c.lastFound) > 0 || len(data.Cached) > 0
+	scan := !c.scanned || !slices.Equal(c.lastImported, data.Imported) || len(c.lastFound) > 0 || len(data.Cached) > 0 || data.CacheError != ""
 	found := c.lastFound
 	c.mu.Unlock()
 	if scan {
@@ -78,8 +86,9 @@ func (c *ZpoolImport) Read(ctx context.Context) (facts.PoolImportData, error) {
 	return data, nil
 }
 
-// importable runs one zpool import listing. Nothing to import is exit 1
-// with "no pools available to import" on stderr: an empty list.
+// importable runs one zpool import listing. Nothing to import is "no pools
+// available to import" on stderr with exit 0 (2.3.2, k7-none); should a
+// release exit 1 with it, that is an empty list too.
 func (c *ZpoolImport) importable(ctx context.Context, args ...string) ([]zfs.ImportablePool, error) {
 	res, err := c.Runner.Run(ctx, c.Zpool, args...)
 	if err != nil {

@@ -12,10 +12,6 @@ import (
 	"github.com/zwatch/zwatch/facts"
 )
 
-// noPoolsToImport is what zpool import says on stderr, exiting 1, when it
-// finds nothing (cmd/zpool/zpool_main.c, zpool_do_import).
-const noPoolsToImport = "no pools available to import\n"
-
 // importedListing is a real `zpool list -H -o name,health,capacity`
 // capture cut to its first column: what `zpool list -H -o name` prints.
 func importedListing(t *testing.T, capture string) string {
@@ -40,7 +36,7 @@ func TestZpoolImportScansOnlyWhenThereIsReason(t *testing.T) {
 	zpool := newAnswers(t, "zpool")
 	both, fastOnly := importedListing(t, "a.zpool-list-H-o.txt"), fastOnlyListing(t)
 	zpool.answer("list -H -o name", both, "", 0)
-	zpool.answer("import", "", noPoolsToImport, 1)
+	zpool.answer("import", captured+"k7-none.zpool-import.txt", stderrOf(t, "k7-none.zpool-import.txt"), 0)
 	c := &ZpoolImport{Runner: execx.New(5 * time.Second), Zpool: zpool.Tool}
 	read := func() facts.PoolImportData {
 		t.Helper()
@@ -54,7 +50,8 @@ func TestZpoolImportScansOnlyWhenThereIsReason(t *testing.T) {
 		}
 		return msgs[0].data.(facts.PoolImportData)
 	}
-	// At start: a scan, which finds nothing ("no pools available", exit 1).
+	// At start: a scan, which finds nothing (real k7-none: "no pools
+	// available to import" on stderr, exit 0).
 	d := read()
 	if len(d.Found) != 0 || len(d.Imported) != 2 || d.CacheFile != "" {
 		t.Fatalf("first run %+v", d)
@@ -82,7 +79,7 @@ func TestZpoolImportScansOnlyWhenThereIsReason(t *testing.T) {
 	}
 	// Imported again: the set changed, it scans, finds nothing, and stops.
 	zpool.answer("list -H -o name", both, "", 0)
-	zpool.answer("import", "", noPoolsToImport, 1)
+	zpool.answer("import", captured+"k7-none.zpool-import.txt", stderrOf(t, "k7-none.zpool-import.txt"), 0)
 	if d := read(); len(d.Found) != 0 || len(d.Imported) != 2 {
 		t.Fatalf("after the import %+v", d)
 	}
@@ -92,40 +89,72 @@ func TestZpoolImportScansOnlyWhenThereIsReason(t *testing.T) {
 	}
 }
 
-// The cache file's pools that did not import are listed (zpool import -c);
-// one that is imported is not.
+// Step k7 on real 2.3.2: offsite exported while the boot's cache file
+// (kept from before the export) still names it, as after a boot that did
+// not import it; then its disks removed one by one, then imported again.
 func TestZpoolImportReadsTheCacheFile(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "zpool.cache")
 	if err := os.WriteFile(cache, []byte("stand-in cache file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	zpool := newAnswers(t, "zpool")
-	zpool.answer("list -H -o name", fastOnlyListing(t), "", 0)
-	zpool.answer("import -c "+cache, captured+"c2-exported.zpool-import.txt", "", 0)
-	zpool.answer("import", captured+"c2-exported.zpool-import.txt", "", 0)
 	c := &ZpoolImport{Runner: execx.New(5 * time.Second), Zpool: zpool.Tool, CacheFile: cache}
-	d, err := c.Read(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	state := func(list, cached, found string) {
+		t.Helper()
+		zpool.answer("list -H -o name", captured+list, "", 0)
+		zpool.answer("import -c "+cache, captured+cached, stderrOf(t, cached), 0)
+		zpool.answer("import", captured+found, stderrOf(t, found), 0)
 	}
-	if d.CacheFile != cache || len(d.Cached) != 1 || d.Cached[0].Name != "vault" || len(d.Found) != 1 {
-		t.Fatalf("vault exported: %+v", d)
+	read := func() facts.PoolImportData {
+		t.Helper()
+		d, err := c.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
 	}
-	// Imported again: the cache file still names vault; it is not missing.
-	zpool.answer("list -H -o name", importedListing(t, "a.zpool-list-H-o.txt"), "", 0)
-	zpool.answer("import", "", noPoolsToImport, 1)
-	d, err = c.Read(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	state("k1-healthy.zpool-list-H-o-name.txt", "k7-none.zpool-import-c.txt", "k7-none.zpool-import.txt")
+	if d := read(); d.CacheFile != cache || len(d.Cached) != 0 || len(d.Found) != 0 || len(d.Imported) != 3 || d.CacheError != "" {
+		t.Fatalf("all imported: %+v", d)
 	}
-	if len(d.Cached) != 0 || len(d.Found) != 0 {
-		t.Fatalf("vault imported: %+v", d)
+	state("k7-exported.zpool-list-H-o-name.txt", "k7-exported.zpool-import-c-before-export.txt", "k7-exported.zpool-import.txt")
+	d := read()
+	if len(d.Cached) != 1 || d.Cached[0].Name != "offsite" || len(d.Found) != 1 || d.Found[0].ID != d.Cached[0].ID {
+		t.Fatalf("offsite not imported: %+v", d)
+	}
+	// A device gone: -c first prints "cachefile import failed, retrying".
+	state("k7-exported.zpool-list-H-o-name.txt", "k7-missing.zpool-import-c-before-export.txt", "k7-missing.zpool-import.txt")
+	d = read()
+	if len(d.Cached) != 1 || len(d.Cached[0].Missing) != 1 || len(d.Found) != 1 || len(d.Found[0].Missing) != 1 {
+		t.Fatalf("one device missing: %+v", d)
+	}
+	// Every device gone: -c exits 1; the scan finds nothing. That is not
+	// "nothing cached": CacheError says the cache could not be listed.
+	state("k7-exported.zpool-list-H-o-name.txt", "k7-both-missing.zpool-import-c-before-export.txt", "k7-both-missing.zpool-import.txt")
+	zpool.answer("import -c "+cache, captured+"k7-both-missing.zpool-import-c-before-export.txt", stderrOf(t, "k7-both-missing.zpool-import-c-before-export.txt"), 1)
+	d = read()
+	if len(d.Found) != 0 || len(d.Cached) != 0 || !strings.Contains(d.CacheError, "no such pool available") {
+		t.Fatalf("both devices missing: %+v", d)
+	}
+	state("k1-healthy.zpool-list-H-o-name.txt", "k7-imported.zpool-import-c.txt", "k7-none.zpool-import.txt")
+	if d := read(); len(d.Cached) != 0 || len(d.Found) != 0 || d.CacheError != "" || len(d.Imported) != 3 {
+		t.Fatalf("imported again: %+v", d)
 	}
 	// No cache file: CacheFile says so by being empty.
 	c = &ZpoolImport{Runner: execx.New(5 * time.Second), Zpool: zpool.Tool, CacheFile: filepath.Join(t.TempDir(), "absent.cache")}
 	if d, err := c.Read(context.Background()); err != nil || d.CacheFile != "" {
 		t.Fatalf("absent cache file: %+v %v", d, err)
 	}
+}
+
+// stderrOf is the stderr captured with a real output, "" when none was.
+func stderrOf(t *testing.T, capture string) string {
+	t.Helper()
+	raw, err := os.ReadFile(captured + capture + ".stderr")
+	if err != nil {
+		return ""
+	}
+	return string(raw)
 }
 
 func TestZpoolImportHangIsATimeout(t *testing.T) {
