@@ -226,3 +226,99 @@ func ExampleUnknownProperty() {
 	fmt.Println(prop, ok)
 	// Output: keystatus true
 }
+
+func capturedDatasets(t *testing.T, file string) map[string]DatasetProps {
+	t.Helper()
+	ds, err := ParseDatasetProps(openFixture(t, "captured/zfs-2.3.2", file), DatasetPropColumns)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	out := map[string]DatasetProps{}
+	for _, d := range ds {
+		out[d.Name] = d
+	}
+	return out
+}
+
+// The step k captures of OpenZFS 2.3.2 with the collector's exact -o list.
+func TestDatasetPropsCapturedStepK(t *testing.T) {
+	healthy := capturedDatasets(t, "k1-healthy.zfs-list-datasets.txt")
+	if len(healthy) != 17 {
+		t.Fatalf("k1: %d datasets", len(healthy))
+	}
+	want := map[string]DatasetProps{
+		"nas/secret": {Dataset: Dataset{Name: "nas/secret", UsedBytes: 2506752, AvailBytes: 754597888},
+			Type: "filesystem", Mounted: "yes", CanMount: "on", Mountpoint: "/nas/secret", Encryption: "aes-256-gcm",
+			EncryptionRoot: "nas/secret", KeyStatus: "available", KeyLocation: "file:///etc/zfs/keys/secret.key", KeyFormat: "raw"},
+		// An encrypted child inherits the key: keylocation none reads as "".
+		"nas/secret/photos": {Dataset: Dataset{Name: "nas/secret/photos", UsedBytes: 2301952, AvailBytes: 754597888},
+			Type: "filesystem", Mounted: "yes", CanMount: "on", Mountpoint: "/nas/secret/photos", Encryption: "aes-256-gcm",
+			EncryptionRoot: "nas/secret", KeyStatus: "available", KeyFormat: "raw"},
+		"nas/My Documents": {Dataset: Dataset{Name: "nas/My Documents", UsedBytes: 98304, AvailBytes: 754597888},
+			Type: "filesystem", Mounted: "yes", CanMount: "on", Mountpoint: "/nas/My Documents", Encryption: "off"},
+		"nas/vol": {Dataset: Dataset{Name: "nas/vol", UsedBytes: 74530816, AvailBytes: 824852480},
+			Type: "volume", Mounted: "-", CanMount: "-", Mountpoint: "-", Encryption: "off"},
+		"nas/quota": {Dataset: Dataset{Name: "nas/quota", UsedBytes: 8495104, AvailBytes: 96362496, QuotaBytes: 209715200, RefquotaBytes: 104857600},
+			Type: "filesystem", Mounted: "yes", CanMount: "on", Mountpoint: "/nas/quota", Encryption: "off"},
+	}
+	for name, w := range want {
+		if got := healthy[name]; got != w {
+			t.Errorf("k1 %s:\n got %+v\nwant %+v", name, got, w)
+		}
+	}
+	if !healthy["nas/ro"].ReadOnly || healthy["nas/legacy"].Mountpoint != "legacy" || healthy["nas/nomount"].Mountpoint != "none" ||
+		healthy["nas/vault"].KeyLocation != "prompt" || healthy["nas/archive"].KeyFormat != "hex" || healthy["nas/media"].UsedBySnapshotsBytes != 57344 {
+		t.Errorf("k1 shapes: %+v", healthy)
+	}
+
+	locked := capturedDatasets(t, "k4-locked.zfs-list-datasets.txt")
+	for _, name := range []string{"nas/secret", "nas/secret/photos", "nas/vault", "nas/archive"} {
+		if d := locked[name]; d.KeyStatus != "unavailable" || d.Mounted != "no" {
+			t.Errorf("k4 %s: %+v", name, d)
+		}
+	}
+	interrupted := capturedDatasets(t, "k3-interrupted.zfs-list-datasets.txt")
+	if tok := interrupted["backup/media"].ReceiveResumeToken; !strings.HasPrefix(tok, "1-12d6dd0cca-110-789c") {
+		t.Errorf("k3 token %q", tok)
+	}
+	if d := capturedDatasets(t, "k5-unmounted.zfs-list-datasets.txt")["nas/media"]; d.Mounted != "no" || d.CanMount != "on" || d.Mountpoint != "/srv/media" {
+		t.Errorf("k5 nas/media %+v", d)
+	}
+	for _, f := range []string{"k4-unlocked.zfs-list-datasets.txt", "k2-nonexistent.zfs-list-datasets.txt"} {
+		if len(capturedDatasets(t, f)) == 0 {
+			t.Errorf("%s: nothing read", f)
+		}
+	}
+}
+
+// A mountpoint with a tab (set with zfs set mountpoint=$'/srv/tab\there')
+// makes zfs list -H print one field too many: a clear error naming the line.
+func TestDatasetPropsCapturedTabInMountpoint(t *testing.T) {
+	ds, err := ParseDatasetProps(openFixture(t, "captured/zfs-2.3.2", "k6-tab-mountpoint.zfs-list-datasets.txt"), DatasetPropColumns)
+	if err == nil || !strings.Contains(err.Error(), "line 17") || !strings.Contains(err.Error(), "a tab inside a dataset name or mountpoint") ||
+		!strings.Contains(err.Error(), "nas/tabbed") {
+		t.Fatalf("error %v", err)
+	}
+	if len(ds) != 16 {
+		t.Errorf("%d datasets before the bad line", len(ds))
+	}
+}
+
+func TestUnknownPropertyCaptured(t *testing.T) {
+	for file, want := range map[string]string{
+		"k2-badprop.zfs-list-datasets.txt.stderr": "keystatuz",
+		"k2-badprop.zfs-list-two-bad.txt.stderr":  "notaprop",
+	} {
+		b, err := os.ReadFile(filepath.Join(repoTestdata, "captured", "zfs-2.3.2", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prop, ok := UnknownProperty(b); !ok || prop != want {
+			t.Errorf("%s: %q %v, want %q", file, prop, ok, want)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(repoTestdata, "captured", "zfs-2.3.2", "k2-nonexistent.zfs-list-datasets.txt.stderr"))
+	if prop, ok := UnknownProperty(b); ok {
+		t.Errorf("dataset does not exist read as unknown property %q", prop)
+	}
+}

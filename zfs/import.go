@@ -16,7 +16,8 @@ var ErrNotImport = errors.New("zfs: input is not zpool import output")
 // imported, with the same "label:" sections and config tree as zpool
 // status, plus "id:". When there is nothing to import zpool prints "no
 // pools available to import" on stderr and nothing on stdout: empty input
-// (or that message) gives nil, nil. Text with no pool block, or blocks
+// (or that message, or -c's "cachefile import failed, retrying" alone)
+// gives nil, nil. Text with no pool block, or blocks
 // without an id (zpool status output), is ErrNotImport.
 func ParseImport(r io.Reader) ([]ImportablePool, error) {
 	lr := newLineReader(r)
@@ -39,6 +40,16 @@ func ParseImport(r io.Reader) ([]ImportablePool, error) {
 		out = append(out, ip)
 	}
 	return out, nil
+}
+
+// importFoundNothing recognises what zpool import prints before it finds
+// nothing: "no pools available to import" (stderr on OpenZFS 2.x, stdout
+// on some releases) and, with -c, "cachefile import failed, retrying" on
+// stdout before the device scan (seen on OpenZFS 2.3.2 with every disk of
+// the cached pool gone).
+func importFoundNothing(line string) bool {
+	t := strings.TrimSpace(line)
+	return t == "no pools available to import" || t == "cachefile import failed, retrying"
 }
 
 // importablePool reads one block. The sections and the config tree are

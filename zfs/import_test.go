@@ -119,3 +119,41 @@ func TestImportNotImport(t *testing.T) {
 		t.Errorf("an error message read as import: %v", err)
 	}
 }
+
+// Every zpool import capture of step k (OpenZFS 2.3.2): pools found,
+// "no pools available to import" (empty stdout), and -c's retry message.
+func TestImportCapturedStepK(t *testing.T) {
+	cases := []struct {
+		file    string
+		pools   int
+		state   string
+		missing []string
+	}{
+		{"k7-none.zpool-import.txt", 0, "", nil},
+		{"k7-none.zpool-import-c.txt", 0, "", nil},
+		{"k7-exported.zpool-import.txt", 1, StateOnline, nil},
+		{"k7-exported.zpool-import-c.txt", 0, "", nil},
+		{"k7-exported.zpool-import-c-before-export.txt", 1, StateOnline, nil},
+		{"k7-missing.zpool-import.txt", 1, StateDegraded, []string{"wwn-0x5000c500a0000002"}},
+		{"k7-missing.zpool-import-c-before-export.txt", 1, StateDegraded, []string{"wwn-0x5000c500a0000002"}},
+		{"k7-both-missing.zpool-import.txt", 0, "", nil},
+		{"k7-both-missing.zpool-import-c-before-export.txt", 0, "", nil},
+		{"k7-both-missing.zpool-import-offsite.txt", 0, "", nil},
+		{"k7-replugged.zpool-import.txt", 1, StateOnline, nil},
+		{"k7-imported.zpool-import-c.txt", 0, "", nil},
+	}
+	for _, c := range cases {
+		pools := parseImportFixture(t, "captured/zfs-2.3.2", c.file)
+		if len(pools) != c.pools {
+			t.Fatalf("%s: %d pools %+v", c.file, len(pools), pools)
+		}
+		if c.pools == 0 {
+			continue
+		}
+		p := pools[0]
+		if p.Name != "offsite" || p.ID != "10285672623992423223" || p.State != c.state || p.Devices != 2 ||
+			!reflect.DeepEqual(p.Missing, c.missing) {
+			t.Errorf("%s: %+v", c.file, p)
+		}
+	}
+}

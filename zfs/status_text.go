@@ -101,7 +101,7 @@ func (s *section) add(l string) {
 // they are blank or say that there is no pool. They are not kept.
 type preamble struct {
 	blank, noPools bool
-	// noImport is zpool import's "no pools available to import".
+	// noImport is a line zpool import prints when it finds nothing.
 	noImport bool
 }
 
@@ -151,7 +151,7 @@ func splitPoolBlocks(lr *lineReader) (blocks [][]section, pre preamble) {
 		if cur == nil {
 			pre.blank = pre.blank && strings.TrimSpace(l) == ""
 			pre.noPools = pre.noPools || noPoolsMessage(l)
-			pre.noImport = pre.noImport || strings.TrimSpace(l) == "no pools available to import"
+			pre.noImport = pre.noImport || importFoundNothing(l)
 			continue
 		}
 		if ok {
