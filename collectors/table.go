@@ -56,6 +56,9 @@ type Env struct {
 	// Runner runs the ZFS tools with zfs.command_timeout. One runner for
 	// all collectors keeps a hung zpool at one outstanding process per argv.
 	Runner Runner
+	// Streamer is the same runner for a tool whose output is read as it
+	// comes (the snapshot listing).
+	Streamer Streamer
 	// Log is the daemon's logger, with the collector's name.
 	Log *slog.Logger
 	// Poke returns a function that asks the named poll collector for a run
@@ -117,6 +120,9 @@ func Table() []Spec {
 		{Name: "datasets", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.DatasetsInterval.D() },
 			Poll:  func(e Env) Collector { return &Datasets{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs} }},
+		{Name: "snapshots", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.SnapshotsInterval.D() },
+			Poll:  func(e Env) Collector { return &Snapshots{Runner: e.Streamer, Zfs: e.Config.ZFS.Zfs} }},
 		// zpool import reads every disk's labels: it decides itself when to scan.
 		{Name: "zpool_import", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.ImportInterval.D() },

@@ -182,7 +182,8 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 		}
 		return triggers[name]
 	}
-	env := collectors.Env{Config: cfg, Runner: execx.New(cfg.ZFS.CommandTimeout.D()),
+	runner := execx.New(cfg.ZFS.CommandTimeout.D())
+	env := collectors.Env{Config: cfg, Runner: runner, Streamer: runner,
 		Poke: func(name string) func() {
 			ch := trigger(name)
 			return func() { poke(ch) }
