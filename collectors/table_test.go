@@ -14,7 +14,7 @@ import (
 func TestTableLinesAreWhole(t *testing.T) {
 	cfg := config.Default()
 	var poked []string
-	env := Env{Config: &cfg, Runner: execx.New(0), Log: discard(),
+	env := Env{Config: &cfg, Runner: execx.New(0), Streamer: execx.New(0), Log: discard(),
 		Poke: func(name string) func() { poked = append(poked, name); return func() {} }}
 	polled := map[string]bool{}
 	seen := map[string]bool{}
@@ -80,7 +80,7 @@ func TestTableFamilies(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events"}; !slices.Equal(byFamily["zfs"], want) {
+	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import"}; !slices.Equal(byFamily["zfs"], want) {
 		t.Errorf("ZFS family %v, want %v", byFamily["zfs"], want)
 	}
 	if want := []string{SmartCollectorName}; !slices.Equal(byFamily["smart"], want) {
