@@ -118,6 +118,7 @@ func observeImport(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time
 		return err
 	}
 	h.imports, h.importAt = &d, env.CollectedAt
+	e.noteCached(h, d.Cached)
 	e.evalPools(h, now)
 	return nil
 }

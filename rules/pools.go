@@ -32,11 +32,32 @@ const (
 // keptMark is added to the summary of an alert kept for a missing pool.
 const keptMark = " (pool not imported)"
 
-// knownPool is a pool this host has had imported.
+// knownPool is a pool this host has had imported, or one its pool cache
+// file lists to import at boot (LastSeen zero until it is seen imported).
 type knownPool struct {
-	// GUID is the pool's GUID in decimal, when zpool status -j gave it.
+	// GUID is the pool's GUID in decimal, when zpool status -j or zpool
+	// import gave it.
 	GUID     string    `json:"guid,omitempty"`
 	LastSeen time.Time `json:"last_seen"`
+}
+
+// noteCached records the pools of the cache file that did not import: they
+// were meant to be, so once their disks vanish too (zpool import -c then
+// lists nothing) they are still missing, not forgotten.
+func (e *Engine) noteCached(h *hostState, cached []zfs.ImportablePool) {
+	for _, p := range cached {
+		if _, forgotten := h.Forgotten[p.Name]; forgotten || p.Name == "" || e.exportedOnPurpose(p.Name) || h.KnownPools[p.Name] != nil {
+			continue
+		}
+		if h.KnownPools == nil {
+			h.KnownPools = map[string]*knownPool{}
+		}
+		h.KnownPools[p.Name] = &knownPool{GUID: p.ID}
+		h.dirty = true
+	}
+	for len(h.KnownPools) > maxKnownPools {
+		delete(h.KnownPools, oldestPool(h.KnownPools))
+	}
 }
 
 // exportedOnPurpose reports whether rules.pools.exported names the pool.

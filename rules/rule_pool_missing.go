@@ -34,18 +34,8 @@ func rulePoolMissing(c *evalCtx) {
 	if !h.statusSeen && h.capacity == nil && h.imports == nil {
 		return // nothing has said which pools are imported yet
 	}
-	candidates := map[string]bool{}
-	for name := range h.KnownPools {
-		candidates[name] = true
-	}
-	if h.imports != nil {
-		for _, p := range h.imports.Cached {
-			if _, forgotten := h.Forgotten[p.Name]; !forgotten {
-				candidates[p.Name] = true
-			}
-		}
-	}
-	for _, name := range sortedKeys(candidates) {
+	// The cache file's pools that did not import are known too (noteCached).
+	for _, name := range sortedKeys(h.KnownPools) {
 		if c.e.exportedOnPurpose(name) || h.imported(name) {
 			continue
 		}
@@ -60,11 +50,15 @@ func emitPoolMissing(c *evalCtx, name string) {
 	sev := alert.Critical
 	ev := map[string]string{"imported": "no"}
 	var b strings.Builder
-	if k := h.KnownPools[name]; k != nil {
+	if k := h.KnownPools[name]; k != nil && !k.LastSeen.IsZero() {
 		fmt.Fprintf(&b, "Pool %s, imported here last on %s, is not imported now.", name, k.LastSeen.UTC().Format("2006-01-02 15:04 MST"))
 		ev["last_seen"] = k.LastSeen.UTC().Format(time.RFC3339)
 	} else {
-		fmt.Fprintf(&b, "Pool %s is in the pool cache file %s, so it should have been imported at boot, and is not imported.", name, h.imports.CacheFile)
+		file := "the pool cache file"
+		if h.imports != nil && h.imports.CacheFile != "" {
+			file += " " + h.imports.CacheFile
+		}
+		fmt.Fprintf(&b, "Pool %s is in %s, so it was meant to be imported at boot, and it is not imported.", name, file)
 	}
 	switch {
 	case h.imports == nil:
