@@ -61,10 +61,11 @@ var (
 	// auto-%Y%m%d.%H%M-LIFETIME (11.3 kept it for legacy tasks with %S).
 	reTrueNAS       = regexp.MustCompile(`^auto-\d{4}-\d{2}-\d{2}_\d{2}-\d{2}$`)
 	reFreeNASLegacy = regexp.MustCompile(`^auto-\d{8}\.\d{4}(?:\d{2})?-\d+[hdwmy]$`)
-	// zrepl: PREFIX then the timestamp, prefix zrepl_ by convention;
-	// timestamp_format dense (20060102_150405_000, the default), human
-	// (2006-01-02_15:04:05) or iso-8601.
-	reZrepl = regexp.MustCompile(`^zrepl_(?:.*_)?(?:\d{8}_\d{6}_\d{3}|\d{4}-\d{2}-\d{2}_\d{2}:\d{2}(?::\d{2})?|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[-+]\d{2}:?\d{2}))$`)
+	// zrepl: a user-defined prefix (zrepl_ by convention, zrepl_snap_…)
+	// then the timestamp_format: dense 20060102_150405_000 (the default,
+	// UTC), human 2006-01-02_15:04:05, iso-8601 with the "+" of the zone
+	// written "_", or unix-seconds.
+	reZrepl = regexp.MustCompile(`^zrepl_(?:.*_)?(?:\d{8}_\d{6}_\d{3}|\d{4}-\d{2}-\d{2}_\d{2}:\d{2}(?::\d{2})?|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[-_]\d{2}:?\d{2})|\d{10})$`)
 )
 
 // RecognizeSnapshot reads a snapshot name (the part after @) as a snapshot

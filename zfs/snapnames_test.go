@@ -60,8 +60,10 @@ func TestRecognizePublicNames(t *testing.T) {
 }
 
 func TestRecognizeSnapshot(t *testing.T) {
-	// Names from the tools' documentation and issue trackers, as cited in
-	// docs/snapshot-names.md, and the issue's examples.
+	// Names quoted in docs/snapshot-names.md (from the tools' sources,
+	// docs and issue trackers) and the issue's examples; the few marked
+	// "constructed" follow a tool's documented format where no public
+	// example was found.
 	cases := []struct {
 		name, tool, label string
 		period            time.Duration
@@ -70,24 +72,27 @@ func TestRecognizeSnapshot(t *testing.T) {
 		{"autosnap_2025-08-11_02:35:41_yearly", ToolSanoid, "yearly", 366 * 24 * time.Hour},
 		{"autosnap_2025-08-11_02:35:41_weekly", ToolSanoid, "weekly", 7 * 24 * time.Hour},
 		{"autosnap_2023-07-26_09:00:13_hourly", ToolSanoid, "hourly", time.Hour},
-		{"autosnap_2021-03-01_00:00:01_frequently", ToolSanoid, "frequently", 15 * time.Minute},
+		{"autosnap_2021-03-01_00:00:01_frequently", ToolSanoid, "frequently", 15 * time.Minute}, // constructed
 		{"syncoid_Host1_2016-10-17:11:00:56", ToolSyncoid, "", 0},
 		{"syncoid_media_2016-08-15:12:34:52", ToolSyncoid, "", 0},
-		{"syncoid_zwatch-e2e_2026-11-30_10:00:00-GMT01:00", ToolSyncoid, "", 0},
-		{"syncoid_backup_2026-11-30_10:00:00-GMT-05:00", ToolSyncoid, "", 0},
+		{"syncoid_zwatch-e2e_2026-11-30_10:00:00-GMT01:00", ToolSyncoid, "", 0}, // constructed (syncoid since 2025)
+		{"syncoid_backup_2026-11-30_10:00:00-GMT-05:00", ToolSyncoid, "", 0},    // constructed
 		{"zfs-auto-snap_daily-2026-11-30-0000", ToolZfsAutoSnapshot, "daily", 24 * time.Hour},
 		{"zfs-auto-snap_frequent-2020-12-29-0234", ToolZfsAutoSnapshot, "frequent", 15 * time.Minute},
-		{"zfs-auto-snap_monthly-2020-12-01-0552", ToolZfsAutoSnapshot, "monthly", 31 * 24 * time.Hour},
+		{"zfs-auto-snap_monthly-2020-12-01-0552", ToolZfsAutoSnapshot, "monthly", 31 * 24 * time.Hour}, // constructed
 		{"zfs-auto-snap_test-2014-12-04-2058", ToolZfsAutoSnapshot, "test", 0},
 		{"zfs-auto-snap-2018-11-23-2229", ToolZfsAutoSnapshot, "", 0},
 		{"auto-2026-11-30_00-00", ToolTrueNAS, "", 0},
 		{"auto-2023-09-25_00-00", ToolTrueNAS, "", 0},
-		{"auto-20190101.0000-2w", ToolTrueNAS, "", 0},
-		{"auto-20190303.0900-3m", ToolTrueNAS, "", 0},
-		{"auto-20200117.060000-2w", ToolTrueNAS, "", 0},
+		{"auto-20190101.0000-2w", ToolTrueNAS, "", 0},   // the issue's example
+		{"auto-20190303.0900-3m", ToolTrueNAS, "", 0},   // in a public note whose repository the index does not name
+		{"auto-20200117.060000-2w", ToolTrueNAS, "", 0}, // constructed (11.3 legacy, with %S)
 		{"zrepl_20261130_000000_000", ToolZrepl, "", 0},
 		{"zrepl_snapjob_20210221_014828_000", ToolZrepl, "", 0},
-		{"zrepl_2023-06-01_00:15:00", ToolZrepl, "", 0},
+		{"zrepl_2023-06-01_00:15:00", ToolZrepl, "", 0}, // zrepl#713, timestamp_format human
+		{"zrepl_20220920_092503_000", ToolZrepl, "", 0},
+		{"zrepl_snap_2026-11-30T00:00:00_02:00", ToolZrepl, "", 0}, // constructed from the zrepl docs
+		{"zrepl_1796000000", ToolZrepl, "", 0},                     // constructed (unix-seconds)
 		{"pyznap_2026-11-30_00:00:00_daily", ToolPyznap, "daily", 24 * time.Hour},
 		{"pyznap_2023-03-20_12:01:12_frequent", ToolPyznap, "frequent", 15 * time.Minute},
 	}
