@@ -85,7 +85,8 @@ func Table() []Spec {
 			Every: func(c *config.Config) time.Duration { return c.ZFS.ListInterval.D() },
 			Poll: func(e Env) Collector {
 				return &ZpoolList{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Zfs: e.Config.ZFS.Zfs,
-					Hang: &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_list")}}
+					Hang:         &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_list")},
+					PoolsChanged: poolsChanged(e)}
 			}},
 		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
@@ -111,11 +112,30 @@ func Table() []Spec {
 			Follow: func(e Env) Follower {
 				return &EventFollower{Zpool: e.Config.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: e.Log,
 					// The status poll pages; the list poll can wait for the burst to end.
-					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list")}
+					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e)}
+			}},
+		{Name: "datasets", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.DatasetsInterval.D() },
+			Poll:  func(e Env) Collector { return &Datasets{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs} }},
+		// zpool import reads every disk's labels: it decides itself when to scan.
+		{Name: "zpool_import", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.ImportInterval.D() },
+			Poll: func(e Env) Collector {
+				return &ZpoolImport{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, CacheFile: e.Config.ZFS.CacheFile}
 			}},
 		{Name: SmartCollectorName, Family: smartFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.Smart.Interval.D() },
 			// Its own runner, with smart.timeout per call.
 			Poll: func(e Env) Collector { return NewSmartCollector(SmartConfigFrom(e.Config), nil) }},
+	}
+}
+
+// poolsChanged is what a pool imported, exported, created or destroyed
+// pokes: the datasets and what zpool import finds.
+func poolsChanged(e Env) func() {
+	datasets, imports := e.Poke("datasets"), e.Poke("zpool_import")
+	return func() {
+		datasets()
+		imports()
 	}
 }
