@@ -67,6 +67,10 @@ func emitPoolMissing(c *evalCtx, name string) {
 	case entry == nil:
 		fmt.Fprintf(&b, " `zpool import` does not find its disks: attach them (check cables, power and `ls -l /dev/disk/by-id`), then `zpool import -d /dev/disk/by-id %s`.", pool)
 		ev["zpool_import"] = "not found"
+		if h.imports.CacheError != "" {
+			fmt.Fprintf(&b, " (The cache file could not be listed: %s.)", h.imports.CacheError)
+			ev["cache_error"] = h.imports.CacheError
+		}
 	default:
 		target := pool
 		if samePoolName(h.imports, name) > 1 && entry.ID != "" {
