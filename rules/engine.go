@@ -349,6 +349,13 @@ func (e *Engine) evalPools(h *hostState, now time.Time) {
 		rule(c)
 	}
 	e.apply(h, scopePools, c.out, now)
+	// What zpool import found may be newer than the facts the other
+	// alerts came from: mark those of pools it says are not imported.
+	for _, t := range h.Alerts {
+		if t.A.State == alert.Firing {
+			e.markReported(h, t, t.Scope)
+		}
+	}
 }
 
 func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {

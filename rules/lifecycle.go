@@ -77,6 +77,7 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 		if t.A.State == alert.Pending && now.Sub(t.A.StartsAt) >= t.For {
 			t.A.State = alert.Firing
 		}
+		e.markReported(h, t, scope)
 		h.dirty = true
 	}
 	for fp, t := range h.Alerts {

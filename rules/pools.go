@@ -244,15 +244,36 @@ func (e *Engine) keep(h *hostState, t *tracked, scope string) bool {
 	if !e.keepsPool(h, pool) || h.scopeLists(scope, pool) {
 		return false
 	}
-	if !t.Kept {
-		t.Kept = true
-		t.A.Summary += keptMark
-		ev := copyMap(t.A.Evidence)
-		ev["pool_imported"] = "no"
-		t.A.Evidence = ev
-		h.dirty = true
-	}
+	markKept(h, t)
 	return true
+}
+
+// markReported marks an alert still reported from facts that predate its
+// pool's departure (zpool import finds the pool, a status from before the
+// export): it is about a pool that is not imported now.
+func (e *Engine) markReported(h *hostState, t *tracked, scope string) {
+	if scope == scopePools || strings.HasPrefix(scope, scopeSmart) {
+		return
+	}
+	pool := t.A.Labels["pool"]
+	if pool == "" {
+		pool = t.Pool
+	}
+	if e.poolMissing(h, pool) {
+		markKept(h, t)
+	}
+}
+
+func markKept(h *hostState, t *tracked) {
+	if t.Kept {
+		return
+	}
+	t.Kept = true
+	t.A.Summary += keptMark
+	ev := copyMap(t.A.Evidence)
+	ev["pool_imported"] = "no"
+	t.A.Evidence = ev
+	h.dirty = true
 }
 
 // unkeep takes the mark off an alert that resolves or is reported again.

@@ -66,7 +66,11 @@ func ruleDatasetLocked(c *evalCtx, d *facts.DatasetState) {
 		for _, o := range meant {
 			names = append(names, o.Name)
 		}
-		fmt.Fprintf(&b, ", so %s cannot mount and what is written to their mountpoints lands on the disk below", strings.Join(names, ", "))
+		their := "their mountpoints land"
+		if len(names) == 1 {
+			their = "its mountpoint lands"
+		}
+		fmt.Fprintf(&b, ", so %s cannot mount and what is written to %s on the disk below", strings.Join(names, ", "), their)
 	}
 	b.WriteString(". " + loadKeyText(d))
 	switch {
