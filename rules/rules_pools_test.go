@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -219,5 +220,38 @@ func TestKnownPoolsBounded(t *testing.T) {
 	}
 	if n := len(e.hosts[testHost].KnownPools); n != maxKnownPools {
 		t.Errorf("%d known pools, want %d", n, maxKnownPools)
+	}
+}
+
+// A restart while the pool is away forgets nothing: it is still known, its
+// alerts still kept, and the first facts after the restart resolve none.
+func TestMissingPoolSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	kv, err := openTestBus(ctx, t).JS.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := newTestEngine()
+	_, now := exportVault(t, old)
+	if err := old.Save(ctx, kv); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine()
+	if err := e.Load(ctx, kv); err != nil {
+		t.Fatal(err)
+	}
+	fast := without(statusPools(t, cap232+"b1-offline.zpool-status.txt"), func(p *zfs.Pool) string { return p.Name }, "vault")
+	observe(t, e, poolsEnv(t, fast, now), now)
+	observe(t, e, capEnv(t, without(capturedList(t, "b1-offline.zpool-list-Hp.txt"), func(p zfs.PoolList) string { return p.Name }, "vault"), nil, now), now)
+	for _, l := range tickFor(e, now, 5*time.Minute) {
+		if strings.HasPrefix(l, "resolved") {
+			t.Errorf("after the restart: %s", l)
+		}
+	}
+	if ps := find(e, namePoolState); ps == nil || !strings.HasSuffix(ps.Summary, keptMark) {
+		t.Errorf("PoolState after the restart: %+v", ps)
+	}
+	if find(e, namePoolMissing) == nil {
+		t.Error("PoolMissing ended with the restart")
 	}
 }
