@@ -1,0 +1,154 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/units"
+)
+
+func datasetNotMountedRule() Rule {
+	return Rule{
+		Reads: []string{facts.KindDatasets},
+		Eval:  datasetEval(ruleDatasetNotMounted),
+		Alerts: []AlertInfo{{
+			Name: nameDatasetNotMounted,
+			// Longer than the datasets collector's 5 min interval: a dataset
+			// unmounted for a moment (a zfs rename, a receive) is no news.
+			For:       10 * time.Minute,
+			Severity:  "warning; critical when files were written into its mountpoint directory on the filesystem below",
+			Condition: "filesystem with canmount=on, a mountpoint path, mounted=no, its key loaded (or not encrypted); not in `datasets.ignore`; `for` {for}",
+		}},
+	}
+}
+
+// meantToMount: a filesystem zfs mount -a mounts (canmount=on and a path;
+// not none, legacy, or a volume's "-").
+func meantToMount(d *facts.DatasetState) bool {
+	return d.Type != "volume" && d.CanMount == "on" && strings.HasPrefix(d.Mountpoint, "/")
+}
+
+// nameDatasetNotMounted: a filesystem that should be mounted and is not.
+// Whatever is written to its mountpoint then lands in the directory on the
+// filesystem below (the root disk, an SD card), silently; mounting later
+// hides it. Locked datasets are DatasetLocked's.
+func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
+	if !meantToMount(d) || d.Mounted != "no" || d.KeyStatus == "unavailable" || datasetIgnored(c, d.Name) {
+		return
+	}
+	pool := poolOfDataset(d.Name)
+	sev := alert.Warning
+	summary := fmt.Sprintf("dataset %s is not mounted at %s", d.Name, d.Mountpoint)
+	u := d.Underneath
+	if wroteUnderneath(u) {
+		sev = alert.Critical
+		summary += ": " + filesWritten(u) + " written underneath"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (canmount=on, mountpoint %s) is not mounted, so what is written to %s lands on the filesystem below it, not in pool %s.",
+		d.Name, d.Mountpoint, d.Mountpoint, pool)
+	switch {
+	case u != nil && u.Error != "":
+		fmt.Fprintf(&b, " zwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", u.Path, u.Error, shellWord(d.Mountpoint))
+	case wroteUnderneath(u):
+		b.WriteString(" " + underneathText(c, d))
+	default:
+		if u != nil {
+			fmt.Fprintf(&b, " %s is empty.", d.Mountpoint)
+		}
+		fmt.Fprintf(&b, " Mount it: `zfs mount %s` (it prints why, if it cannot).", shellWord(d.Name))
+	}
+	c.emit(cond{name: nameDatasetNotMounted, severity: sev, pool: pool,
+		labels:   map[string]string{"pool": pool, "dataset": d.Name},
+		summary:  summary,
+		desc:     b.String(),
+		evidence: underneathEvidence(d)})
+}
+
+// wroteUnderneath: the look below the mountpoint found files.
+func wroteUnderneath(u *facts.DirContents) bool {
+	return u != nil && u.Error == "" && u.Files > 0
+}
+
+// filesWritten says "3 files (12 KiB)", "at least 10000 files (…)" when
+// the look stopped at its bound.
+func filesWritten(u *facts.DirContents) string {
+	n := fmt.Sprintf("%d file", u.Files)
+	if u.Files != 1 {
+		n += "s"
+	}
+	if u.Truncated {
+		n = "at least " + n
+	}
+	return fmt.Sprintf("%s (%s)", n, units.IEC(u.Bytes))
+}
+
+// underneathText tells what was written below an unmounted filesystem and
+// the safe way to keep it: move the directory aside, mount (zfs mount
+// makes the mountpoint), copy the files in, check, then remove the copy.
+func underneathText(c *evalCtx, d *facts.DatasetState) string {
+	u := d.Underneath
+	mp := d.Mountpoint
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s were written into %s on the filesystem below", filesWritten(u), mp)
+	if len(u.Examples) > 0 {
+		fmt.Fprintf(&b, " (e.g. %s)", strings.Join(u.Examples, ", "))
+	}
+	b.WriteString("; mounting hides them without deleting them.")
+	if mp == "/" {
+		return b.String() + " Copy them somewhere safe before mounting."
+	}
+	aside := mp + ".zwatch-underneath"
+	if busy := mountedBelow(c, mp); len(busy) > 0 {
+		fmt.Fprintf(&b, " First unmount what is mounted below it: `zfs unmount %s`.", strings.Join(shellWords(busy), "` and `zfs unmount "))
+	}
+	fmt.Fprintf(&b, " To keep them, move the directory aside, mount, and copy them in:\n    mv %s %s\n    zfs mount %s\n    cp -a %s/. %s/\nthen check %s and remove %s.",
+		shellWord(mp), shellWord(aside), shellWord(d.Name), shellWord(aside), shellWord(mp), shellWord(mp), shellWord(aside))
+	return b.String()
+}
+
+// mountedBelow names the mounted datasets whose mountpoint lies below mp:
+// moving mp aside would move their mountpoints too.
+func mountedBelow(c *evalCtx, mp string) []string {
+	if c.h.datasets == nil {
+		return nil
+	}
+	var out []string
+	for i := range c.h.datasets.Datasets {
+		o := &c.h.datasets.Datasets[i]
+		if o.Mounted == "yes" && strings.HasPrefix(o.Mountpoint, strings.TrimSuffix(mp, "/")+"/") {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+func shellWords(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shellWord(s)
+	}
+	return out
+}
+
+func underneathEvidence(d *facts.DatasetState) map[string]string {
+	ev := map[string]string{"mountpoint": d.Mountpoint, "mounted": d.Mounted, "canmount": d.CanMount}
+	if u := d.Underneath; u != nil {
+		if u.Error != "" {
+			ev["underneath_error"] = u.Error
+		} else {
+			ev["underneath_files"] = fmt.Sprint(u.Files)
+			ev["underneath_bytes"] = itoa(u.Bytes)
+			if u.Truncated {
+				ev["underneath_truncated"] = "true"
+			}
+			if len(u.Examples) > 0 {
+				ev["underneath_examples"] = strings.Join(u.Examples, ", ")
+			}
+		}
+	}
+	return ev
+}
