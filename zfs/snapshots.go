@@ -72,6 +72,9 @@ func parseSnapshotLine(line string) (snapshotLine, error) {
 	full := fields[0]
 	at := strings.IndexByte(full, '@')
 	if at <= 0 || at == len(full)-1 {
+		if strings.IndexByte(full, '#') > 0 {
+			return snapshotLine{}, fmt.Errorf("%q is a bookmark, not a snapshot: list with -t snapshot only", clipLine(full))
+		}
 		return snapshotLine{}, fmt.Errorf("%q is not a snapshot name (dataset@snapshot): is this zfs list -t snapshot output?", clipLine(full))
 	}
 	sec, err := strconv.ParseInt(strings.TrimSpace(fields[1]), 10, 64)
