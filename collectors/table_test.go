@@ -14,7 +14,7 @@ import (
 func TestTableLinesAreWhole(t *testing.T) {
 	cfg := config.Default()
 	var poked []string
-	env := Env{Config: &cfg, Runner: execx.New(0), Streamer: execx.New(0), Log: discard(),
+	env := Env{Config: &cfg, Runner: execx.New(0), Log: discard(),
 		Poke: func(name string) func() { poked = append(poked, name); return func() {} }}
 	polled := map[string]bool{}
 	seen := map[string]bool{}
