@@ -120,11 +120,16 @@ func loadKeyText(d *facts.DatasetState) string {
 	return fmt.Sprintf("Load it: `zfs load-key %s`.", name)
 }
 
-// keyFileWords says what is wrong with a key file, for a sentence.
+// keyFileWords says what is wrong with a key file, for a sentence, with
+// the check's own words after it.
 func keyFileWords(k *facts.KeyFileCheck) string {
 	if k.Detail != "" {
-		return k.Detail
+		return keyFileProblemWords(k) + " (" + k.Detail + ")"
 	}
+	return keyFileProblemWords(k)
+}
+
+func keyFileProblemWords(k *facts.KeyFileCheck) string {
 	switch k.Problem {
 	case facts.KeyFileMissing:
 		return "is missing"
@@ -135,7 +140,7 @@ func keyFileWords(k *facts.KeyFileCheck) string {
 	case facts.KeyFileWrongSize:
 		return "has the wrong size"
 	case facts.KeyFileExposed:
-		return "is readable by other users (mode " + k.Mode + ")"
+		return "is readable by group or others"
 	}
 	return k.Problem
 }
@@ -163,7 +168,7 @@ func ruleKeyFileProblem(c *evalCtx, d *facts.DatasetState) {
 	}
 	c.emit(cond{name: nameKeyFileProblem, severity: alert.Warning, pool: pool,
 		labels:  map[string]string{"pool": pool, "dataset": d.Name},
-		summary: fmt.Sprintf("key file of %s: %s %s", d.Name, k.Path, keyFileWords(k)),
+		summary: fmt.Sprintf("key file of %s: %s %s", d.Name, k.Path, keyFileProblemWords(k)),
 		desc: fmt.Sprintf("The key file %s of encryption root %s (keyformat %s) %s: the next `zfs load-key`, at the next boot, will fail and %s will stay locked. %s",
 			k.Path, d.Name, strutil.FirstNonEmpty(d.KeyFormat, "-"), keyFileWords(k), d.Name, fix),
 		evidence: map[string]string{"path": k.Path, "problem": k.Problem, "detail": k.Detail, "mode": k.Mode, "size_bytes": fmt.Sprint(k.SizeBytes)}})

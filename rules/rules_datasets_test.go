@@ -14,6 +14,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/mountcheck"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -238,4 +239,62 @@ func capturedSnapshots(t testing.TB, file string) facts.SnapshotsData {
 
 func snapshotsEnv(t testing.TB, at time.Time, d facts.SnapshotsData) bus.Envelope {
 	return envOf(t, facts.KindSnapshots, "snapshots", at, d)
+}
+
+// The key file of nas/secret (keyformat raw), read by the collector's own
+// check: 31 bytes as in k4-keyfile-short ("Raw key too short (expected
+// 32)"), mode 0644. The key is loaded (k5), so the text also offers a new
+// key and zfs change-key.
+func TestKeyFileProblemFromCheck(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "secret.key")
+	if err := os.WriteFile(file, make([]byte, 31), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds := capturedDatasets(t, "k5-unmounted.zfs-list-datasets.txt")
+	check := mountcheck.KeyFile(file, "raw")
+	check.Path = "/etc/zfs/keys/secret.key"
+	dataset(t, ds, "nas/secret").KeyFile = &check
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameKeyFileProblem) })
+	observe(t, e, datasetsEnv(t, t0, ds...), t0)
+	a := findLabel(e, nameKeyFileProblem, "nas/secret")
+	if a == nil || a.Summary != "key file of nas/secret: /etc/zfs/keys/secret.key has the wrong size" {
+		t.Fatalf("KeyFileProblem %+v (check %+v)", a, check)
+	}
+	for _, w := range []string{"will fail", "(umask 077; head -c 32 /dev/urandom > /etc/zfs/keys/secret.key)", "`zfs change-key nas/secret`", check.Detail} {
+		if !strings.Contains(a.Description, w) {
+			t.Errorf("does not say %q:\n%s", w, a.Description)
+		}
+	}
+}
+
+// The collector's own look, on a directory laid out as k5's /srv/media
+// was (k5-unmounted.find-mountpoint.txt: two files, 6 and 307200 bytes, and
+// a symbolic link to /etc), counts what the listing shows, and the alert
+// says so.
+func TestNotMountedFromCollectorLook(t *testing.T) {
+	dir := t.TempDir()
+	for p, size := range map[string]int{"import/2026/IMG_2001.jpg": 6, "import/backup.tar": 307200} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, "etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	look := mountcheck.Underneath(dir, 0)
+	want := underneathOf(t, "k5-unmounted.find-mountpoint.txt", "/srv/media")
+	if look.Files != want.Files || look.Bytes != want.Bytes || look.Error != "" {
+		t.Fatalf("the collector's look %+v, the capture's listing %+v", look, want)
+	}
+	look.Path = "/srv/media"
+	ds := capturedDatasets(t, "k5-unmounted.zfs-list-datasets.txt")
+	dataset(t, ds, "nas/media").Underneath = &look
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameDatasetNotMounted) })
+	observe(t, e, datasetsEnv(t, t0, ds...), t0)
+	if a := findLabel(e, nameDatasetNotMounted, "nas/media"); a == nil || a.Severity != alert.Critical || !strings.Contains(a.Summary, "3 files (300.0 KiB)") {
+		t.Errorf("DatasetNotMounted %+v", a)
+	}
 }
