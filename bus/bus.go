@@ -20,6 +20,11 @@ type Options struct {
 	// that agents on other machines can publish to it; every client must
 	// then authenticate (AuthPath). Empty: in-process only.
 	Listen string
+	// LocalListen, without Listen, still lets this machine's own commands
+	// (zwatch forget-pool) reach the running daemon: the embedded server
+	// listens on a free loopback port, every client authenticates as with
+	// Listen, and the address is written to LocalURLPath(StateDir).
+	LocalListen bool
 	// ListenTLSCert and ListenTLSKey are the listener's PEM certificate and
 	// key; required unless Listen is a loopback address.
 	ListenTLSCert string

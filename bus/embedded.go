@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,8 +31,10 @@ type embedded struct {
 	// sizes bound the streams, fitted to the filesystem (fitStore).
 	sizes StoreSizes
 	auth  *Auth // nil without a listener: nothing to authenticate
-	stop  chan struct{}
-	done  sync.WaitGroup
+	// localURL is the file naming the loopback listener (LocalListen).
+	localURL string
+	stop     chan struct{}
+	done     sync.WaitGroup
 }
 
 // LoopbackHost reports whether a listen host is reachable from this
@@ -80,6 +83,11 @@ func startEmbedded(o Options, log *slog.Logger, statfs statfsFunc) (*embedded, e
 		MaxPayload: 8 << 20,
 	}
 	e := &embedded{sizes: sizes}
+	local := o.Listen == "" && o.LocalListen
+	if local {
+		// Any free port: the address goes to LocalURLPath, not into a config.
+		o.Listen = "127.0.0.1:0"
+	}
 	if o.Listen != "" {
 		if err := listenOptions(o, opts); err != nil {
 			return nil, err
@@ -101,7 +109,14 @@ func startEmbedded(o Options, log *slog.Logger, statfs statfsFunc) (*embedded, e
 		return nil, fmt.Errorf("embedded NATS server did not become ready within 15s (state dir %s)", o.StateDir)
 	}
 	e.srv = srv
-	if o.Listen != "" {
+	if local {
+		e.localURL = LocalURLPath(o.StateDir)
+		if err := writeLocalURL(e.localURL, srv.ClientURL()); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
+		log.Debug("bus listening for this machine's commands", "addr", srv.ClientURL(), "file", e.localURL)
+	} else if o.Listen != "" {
 		log.Info("bus listening for agents", "addr", srv.ClientURL(), "tls", opts.TLSConfig != nil, "agents", len(e.auth.Agents), "credentials", AuthPath(o.StateDir))
 		e.stop = make(chan struct{})
 		e.done.Go(func() { e.watchAuth(o.StateDir, opts, log) })
@@ -189,7 +204,31 @@ func fileStamp(path string) string {
 	return fmt.Sprint(st.ModTime().UnixNano(), st.Size(), ino)
 }
 
+// LocalURLPath is where a daemon with LocalListen writes the address of its
+// loopback listener, for LocalClient.
+func LocalURLPath(stateDir string) string {
+	return filepath.Join(filepath.Dir(AuthPath(stateDir)), "local.url")
+}
+
+// writeLocalURL writes the loopback address atomically, readable by its
+// owner only (the credentials beside it are what protects the listener;
+// the address is kept as private).
+func writeLocalURL(path, url string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(url+"\n"), 0o600); err != nil {
+		return fmt.Errorf("bus local address %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("bus local address %s: %w", path, err)
+	}
+	return nil
+}
+
 func (e *embedded) shutdown() {
+	if e.localURL != "" {
+		// Gone with the listener: a command then knows the daemon is not running.
+		_ = os.Remove(e.localURL)
+	}
 	if e.stop != nil {
 		close(e.stop)
 		e.done.Wait()
@@ -204,7 +243,13 @@ func (e *embedded) shutdown() {
 // --all-hosts, zwatch alerts): its listener on loopback when it listens on
 // every address, the server identity from the state directory, and with TLS
 // the daemon's own certificate as the only one accepted.
+//
+// Without Listen it reaches the loopback listener of a daemon started with
+// LocalListen; the error wraps ErrNotRunning when no daemon runs there.
 func LocalClient(o Options) (Options, error) {
+	if o.Listen == "" {
+		return localListenerClient(o)
+	}
 	host, port, err := net.SplitHostPort(o.Listen)
 	if err != nil {
 		return o, fmt.Errorf("bus.listen %q: want host:port: %w", o.Listen, err)
@@ -222,6 +267,40 @@ func LocalClient(o Options) (Options, error) {
 	}
 	o.URL, o.Listen = scheme+"://"+net.JoinHostPort(host, port), ""
 	o.User, o.Password, o.CredsFile = a.Server.User, a.Server.Password, ""
+	return o, nil
+}
+
+// ErrNotRunning says no daemon serves this state directory.
+var ErrNotRunning = errors.New("zwatch is not running with this state directory")
+
+func localListenerClient(o Options) (Options, error) {
+	path := LocalURLPath(o.StateDir)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return o, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
+	}
+	if err != nil {
+		return o, fmt.Errorf("bus local address %s: %w (run this as the user zwatch runs as, with its state_dir)", path, err)
+	}
+	url := string(bytes.TrimSpace(data))
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		return o, fmt.Errorf("bus local address %s holds %q, not a loopback address: remove it and restart zwatch", path, url)
+	}
+	a, err := LoadAuth(o.StateDir)
+	if err != nil {
+		return o, fmt.Errorf("%w (run this as the user zwatch runs as, with its state_dir)", err)
+	}
+	// A daemon that was killed leaves its address behind; nothing answers
+	// there, and nats.go would retry it for as long as it is allowed to.
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(url, "nats://"), 2*time.Second)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return o, fmt.Errorf("%w (nothing listens at %s, named by %s)", ErrNotRunning, url, path)
+	}
+	if err != nil {
+		return o, fmt.Errorf("bus local address %s: %w", url, err)
+	}
+	conn.Close()
+	o.URL, o.User, o.Password, o.CredsFile = url, a.Server.User, a.Server.Password, ""
 	return o, nil
 }
 

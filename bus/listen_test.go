@@ -234,3 +234,42 @@ func TestLoadAuthRefusesOpenOrDamagedFile(t *testing.T) {
 		t.Error("a host name with a space was accepted")
 	}
 }
+
+// The loopback listener for this machine's commands (LocalListen) binds
+// loopback only, refuses a client without the server's credentials, and
+// LocalClient reaches it with them; its address file is private and goes
+// with the server.
+func TestLocalListener(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	if _, err := LocalClient(Options{StateDir: dir}); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("LocalClient with no daemon: %v, want ErrNotRunning", err)
+	}
+	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: dir, LocalListen: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url := b.ClientURL()
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("listens at %q, want loopback", url)
+	}
+	st, err := os.Stat(LocalURLPath(dir))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("address file: %v, mode %v", err, st.Mode())
+	}
+	if nc, err := nats.Connect(url, nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("connected without credentials")
+	}
+	o, err := LocalClient(Options{StateDir: dir})
+	if err != nil || o.URL != url {
+		t.Fatalf("LocalClient = %q, %v; want %s", o.URL, err, url)
+	}
+	nc, err := nats.Connect(o.URL, nats.UserInfo(o.User, o.Password), nats.NoReconnect())
+	if err != nil {
+		t.Fatalf("the server identity cannot connect: %v", err)
+	}
+	nc.Close()
+}

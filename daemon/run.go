@@ -43,6 +43,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		role = config.RoleAll
 	}
 	bo := BusOptions(cfg)
+	// This machine's commands (zwatch forget-pool) reach the embedded bus
+	// on loopback, authenticated, even when it takes no agents.
+	bo.LocalListen = true
 	var buf *fleet.Buffer
 	if role == config.RoleAgent {
 		// An agent only publishes: no stream management, and replies on its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -95,15 +96,28 @@ than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 
 // openBusFor connects to the bus the config names for reading: bus.url, the
 // embedded server's bus.listen, or the embedded store itself.
+//
+// With the embedded bus, a running daemon is reached on its listener (its
+// loopback one without bus.listen); its store is opened directly only when
+// no daemon runs, as two servers must never share one store.
 func openBusFor(ctx context.Context, c *config.Config) (*bus.Bus, error) {
 	o := daemon.BusOptions(c)
-	if o.Listen != "" && o.URL == "" {
-		var err error
-		if o, err = bus.LocalClient(o); err != nil {
-			return nil, err
-		}
-	}
 	o.Name = "zwatch-cli@" + c.Host
+	if o.URL != "" {
+		return openBus(ctx, o)
+	}
+	lo, err := bus.LocalClient(o)
+	switch {
+	case err == nil:
+		return openBus(ctx, lo)
+	case o.Listen != "" || !errors.Is(err, bus.ErrNotRunning):
+		return nil, err
+	}
+	// No daemon holds the store.
+	return openBus(ctx, o)
+}
+
+func openBus(ctx context.Context, o bus.Options) (*bus.Bus, error) {
 	b, err := bus.Open(ctx, o, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is zwatch running with another state dir? try --state-dir)", err)
