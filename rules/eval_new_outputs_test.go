@@ -19,7 +19,7 @@ func TestEvalReadsDatasetsSnapshotsImport(t *testing.T) {
 	}{
 		{[]string{d + "k4-locked.zfs-list-datasets.txt"}, []string{
 			"DatasetLocked critical dataset=nas/secret pool=nas", "DatasetLocked critical dataset=nas/vault pool=nas",
-			"DatasetLocked warning dataset=nas/archive pool=nas", "DatasetNotMounted warning dataset=backup/media pool=backup",
+			"DatasetLocked warning dataset=nas/archive pool=nas",
 			"ReplicationInterrupted warning dataset=backup/media pool=backup"}},
 		{[]string{d + "k1-healthy.zfs-list-snapshots.txt"}, []string{
 			"SnapshotStale warning dataset=nas/My Documents pool=nas", "SnapshotStale warning dataset=nas/media pool=nas",

@@ -82,11 +82,11 @@ func ruleDatasetLocked(c *evalCtx, d *facts.DatasetState) {
 	ev := map[string]string{"keystatus": d.KeyStatus, "keylocation": d.KeyLocation, "keyformat": d.KeyFormat}
 	for _, o := range meant {
 		switch u := o.Underneath; {
-		case u != nil && u.Error != "":
-			fmt.Fprintf(&b, "\nzwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", o.Mountpoint, u.Error, shellWord(o.Mountpoint))
 		case wroteUnderneath(u):
 			b.WriteString("\nBefore mounting " + o.Name + ": " + underneathText(c, o))
 			ev["underneath_"+o.Name] = filesWritten(u)
+		case u != nil && u.Error != "":
+			fmt.Fprintf(&b, "\nzwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", o.Mountpoint, u.Error, shellWord(o.Mountpoint))
 		}
 	}
 	b.WriteString("\nSo that it unlocks at the next boot, see why it did not: `journalctl -b -u 'zfs-load-key*' -u zfs-mount.service`.")

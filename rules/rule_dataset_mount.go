@@ -20,7 +20,7 @@ func datasetNotMountedRule() Rule {
 			// unmounted for a moment (a zfs rename, a receive) is no news.
 			For:       10 * time.Minute,
 			Severity:  "warning; critical when files were written into its mountpoint directory on the filesystem below",
-			Condition: "filesystem with canmount=on, a mountpoint path, mounted=no, its key loaded (or not encrypted); not in `datasets.ignore`; `for` {for}",
+			Condition: "filesystem with canmount=on, a mountpoint path, mounted=no, its key loaded (or not encrypted); not in `datasets.ignore`; a partial receive with nothing underneath is `ReplicationInterrupted`'s; `for` {for}",
 		}},
 	}
 }
@@ -39,10 +39,13 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 	if !meantToMount(d) || d.Mounted != "no" || d.KeyStatus == "unavailable" || datasetIgnored(c, d.Name) {
 		return
 	}
+	u := d.Underneath
+	if d.ReceiveResumeToken != "" && !wroteUnderneath(u) {
+		return // zfs receive -s -u left it so: ReplicationInterrupted says what to do
+	}
 	pool := poolOfDataset(d.Name)
 	sev := alert.Warning
 	summary := fmt.Sprintf("dataset %s is not mounted at %s", d.Name, d.Mountpoint)
-	u := d.Underneath
 	if wroteUnderneath(u) {
 		sev = alert.Critical
 		summary += ": " + filesWritten(u) + " written underneath"
@@ -51,10 +54,10 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 	fmt.Fprintf(&b, "%s (canmount=on, mountpoint %s) is not mounted, so what is written to %s lands on the filesystem below it, not in pool %s.",
 		d.Name, d.Mountpoint, d.Mountpoint, pool)
 	switch {
-	case u != nil && u.Error != "":
-		fmt.Fprintf(&b, " zwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", u.Path, u.Error, shellWord(d.Mountpoint))
 	case wroteUnderneath(u):
 		b.WriteString(" " + underneathText(c, d))
+	case u != nil && u.Error != "":
+		fmt.Fprintf(&b, " zwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", u.Path, u.Error, shellWord(d.Mountpoint))
 	default:
 		if u != nil {
 			fmt.Fprintf(&b, " %s is empty.", d.Mountpoint)
@@ -68,9 +71,10 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 		evidence: underneathEvidence(d)})
 }
 
-// wroteUnderneath: the look below the mountpoint found files.
+// wroteUnderneath: the look below the mountpoint found files (perhaps
+// before a subdirectory it could not read).
 func wroteUnderneath(u *facts.DirContents) bool {
-	return u != nil && u.Error == "" && u.Files > 0
+	return u != nil && u.Files > 0
 }
 
 // filesWritten says "3 files (12 KiB)", "at least 10000 files (…)" when
@@ -80,7 +84,7 @@ func filesWritten(u *facts.DirContents) string {
 	if u.Files != 1 {
 		n += "s"
 	}
-	if u.Truncated {
+	if u.Truncated || u.Error != "" {
 		n = "at least " + n
 	}
 	return fmt.Sprintf("%s (%s)", n, units.IEC(u.Bytes))
@@ -98,6 +102,9 @@ func underneathText(c *evalCtx, d *facts.DatasetState) string {
 		fmt.Fprintf(&b, " (e.g. %s)", strings.Join(u.Examples, ", "))
 	}
 	b.WriteString("; mounting hides them without deleting them.")
+	if u.Error != "" {
+		fmt.Fprintf(&b, " Part of it could not be read (%s): check with `ls -A %s`.", u.Error, shellWord(mp))
+	}
 	if mp == "/" {
 		return b.String() + " Copy them somewhere safe before mounting."
 	}
@@ -139,7 +146,8 @@ func underneathEvidence(d *facts.DatasetState) map[string]string {
 	if u := d.Underneath; u != nil {
 		if u.Error != "" {
 			ev["underneath_error"] = u.Error
-		} else {
+		}
+		if u.Error == "" || u.Files > 0 {
 			ev["underneath_files"] = fmt.Sprint(u.Files)
 			ev["underneath_bytes"] = itoa(u.Bytes)
 			if u.Truncated {
