@@ -98,6 +98,17 @@ func TestSnapshotStaleAtTick(t *testing.T) {
 	if staleAt.Before(overdue) || staleAt.Sub(overdue) > reevalEvery+time.Second {
 		t.Errorf("stale at %s, want within %s after %s", staleAt, reevalEvery, overdue)
 	}
+	// The same listing every 15 min (nothing new: the timer is dead) keeps
+	// it stale, and says when it was listed.
+	for d := 15 * time.Minute; d <= 12*time.Hour; d += 15 * time.Minute {
+		now := staleAt.Add(d)
+		observe(t, e, snapshotsEnv(t, now, snaps), now)
+		e.Tick(now)
+		a := findLabel(e, nameSnapshotStale, "nas/ro")
+		if a == nil || a.Evidence["listed_at"] != now.UTC().Format(time.RFC3339) {
+			t.Fatalf("%s later with the same listing: %+v", d, a)
+		}
+	}
 }
 
 // Backup targets (k3: backup/media received from nas/media with zfs
