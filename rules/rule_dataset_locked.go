@@ -157,7 +157,7 @@ func ruleKeyFileProblem(c *evalCtx, d *facts.DatasetState) {
 	var fix string
 	switch k.Problem {
 	case facts.KeyFileExposed:
-		fix = fmt.Sprintf("Make it readable by root only: `chmod 600 %s`. Anyone who could read it can decrypt %s: if that may have happened, make a new key (below).", file, d.Name)
+		fix = fmt.Sprintf("Make it readable by root only: `chmod 600 %s`; if someone may have copied it, make a new key (below).", file)
 	case facts.KeyFileUnreadable:
 		fix = fmt.Sprintf("zfs load-key runs as root and must read a regular file there: check `ls -l %s` (owner, mode, a directory or link in its place) and that its filesystem is mounted before the keys load at boot.", file)
 	default:
@@ -169,9 +169,18 @@ func ruleKeyFileProblem(c *evalCtx, d *facts.DatasetState) {
 	c.emit(cond{name: nameKeyFileProblem, severity: alert.Warning, pool: pool,
 		labels:  map[string]string{"pool": pool, "dataset": d.Name},
 		summary: fmt.Sprintf("key file of %s: %s %s", d.Name, k.Path, keyFileProblemWords(k)),
-		desc: fmt.Sprintf("The key file %s of encryption root %s (keyformat %s) %s: the next `zfs load-key`, at the next boot, will fail and %s will stay locked. %s",
-			k.Path, d.Name, strutil.FirstNonEmpty(d.KeyFormat, "-"), keyFileWords(k), d.Name, fix),
+		desc: fmt.Sprintf("The key file %s of encryption root %s (keyformat %s) %s: %s %s",
+			k.Path, d.Name, strutil.FirstNonEmpty(d.KeyFormat, "-"), keyFileWords(k), keyFileConsequence(k, d.Name), fix),
 		evidence: map[string]string{"path": k.Path, "problem": k.Problem, "detail": k.Detail, "mode": k.Mode, "size_bytes": fmt.Sprint(k.SizeBytes)}})
+}
+
+// keyFileConsequence: a key file others can read still unlocks, for them
+// too; any other problem fails the next load.
+func keyFileConsequence(k *facts.KeyFileCheck, name string) string {
+	if k.Problem == facts.KeyFileExposed {
+		return "whoever can read it can unlock " + name + "."
+	}
+	return "the next `zfs load-key`, at the next boot, will fail and " + name + " will stay locked."
 }
 
 // newKeyText writes a new key of the dataset's keyformat to file and

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -97,11 +98,15 @@ func underneathText(c *evalCtx, d *facts.DatasetState) string {
 	u := d.Underneath
 	mp := d.Mountpoint
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s were written into %s on the filesystem below", filesWritten(u), mp)
+	n, verb := filesWritten(u), "were"
+	if u.Files == 1 && !strings.HasPrefix(n, "at least") {
+		verb = "was"
+	}
+	fmt.Fprintf(&b, "%s%s %s written into %s on the filesystem below", strings.ToUpper(n[:1]), n[1:], verb, mp)
 	if len(u.Examples) > 0 {
 		fmt.Fprintf(&b, " (e.g. %s)", strings.Join(u.Examples, ", "))
 	}
-	b.WriteString("; mounting hides them without deleting them.")
+	b.WriteString("; mounting hides what is there without deleting it.")
 	if u.Error != "" {
 		fmt.Fprintf(&b, " Part of it could not be read (%s): check with `ls -A %s`.", u.Error, shellWord(mp))
 	}
@@ -109,34 +114,39 @@ func underneathText(c *evalCtx, d *facts.DatasetState) string {
 		return b.String() + " Copy them somewhere safe before mounting."
 	}
 	aside := mp + ".zwatch-underneath"
-	if busy := mountedBelow(c, mp); len(busy) > 0 {
-		fmt.Fprintf(&b, " First unmount what is mounted below it: `zfs unmount %s`.", strings.Join(shellWords(busy), "` and `zfs unmount "))
+	busy := mountedBelow(c, mp)
+	b.WriteString(" To keep it, move the directory aside, mount, and copy it in:")
+	for _, o := range busy {
+		fmt.Fprintf(&b, "\n    zfs unmount %s", shellWord(o))
 	}
-	fmt.Fprintf(&b, " To keep them, move the directory aside, mount, and copy them in:\n    mv %s %s\n    zfs mount %s\n    cp -a %s/. %s/\nthen check %s and remove %s.",
-		shellWord(mp), shellWord(aside), shellWord(d.Name), shellWord(aside), shellWord(mp), shellWord(mp), shellWord(aside))
+	fmt.Fprintf(&b, "\n    mv %s %s\n    zfs mount %s", shellWord(mp), shellWord(aside), shellWord(d.Name))
+	if len(busy) > 0 {
+		b.WriteString("\n    zfs mount -a")
+	}
+	fmt.Fprintf(&b, "\n    cp -a %s/. %s/\nthen check %s and remove %s.", shellWord(aside), shellWord(mp), shellWord(mp), shellWord(aside))
 	return b.String()
 }
 
-// mountedBelow names the mounted datasets whose mountpoint lies below mp:
-// moving mp aside would move their mountpoints too.
+// mountedBelow names the mounted datasets whose mountpoint lies below mp,
+// deepest first, the order they unmount in: moving mp aside would move
+// their mountpoints too.
 func mountedBelow(c *evalCtx, mp string) []string {
 	if c.h.datasets == nil {
 		return nil
 	}
-	var out []string
+	var below []*facts.DatasetState
 	for i := range c.h.datasets.Datasets {
 		o := &c.h.datasets.Datasets[i]
 		if o.Mounted == "yes" && strings.HasPrefix(o.Mountpoint, strings.TrimSuffix(mp, "/")+"/") {
-			out = append(out, o.Name)
+			below = append(below, o)
 		}
 	}
-	return out
-}
-
-func shellWords(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = shellWord(s)
+	sort.SliceStable(below, func(i, j int) bool {
+		return strings.Count(below[i].Mountpoint, "/") > strings.Count(below[j].Mountpoint, "/")
+	})
+	out := make([]string, len(below))
+	for i, o := range below {
+		out[i] = o.Name
 	}
 	return out
 }

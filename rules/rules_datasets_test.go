@@ -164,7 +164,7 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 		t.Fatalf("DatasetNotMounted %+v", a)
 	}
 	for _, w := range []string{"mv /srv/media /srv/media.zwatch-underneath", "zfs mount nas/media", "cp -a /srv/media.zwatch-underneath/. /srv/media/",
-		"(e.g. etc-link, import/2026/IMG_2001.jpg, import/backup.tar)", "mounting hides them"} {
+		"(e.g. etc-link, import/2026/IMG_2001.jpg, import/backup.tar)", "mounting hides what is there"} {
 		if !strings.Contains(a.Description, w) {
 			t.Errorf("does not say %q:\n%s", w, a.Description)
 		}
@@ -198,6 +198,20 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 	if a := findLabel(e, nameDatasetNotMounted, "nas/My Documents"); a == nil || !strings.Contains(a.Description, "`zfs mount 'nas/My Documents'`") || !strings.Contains(a.Description, "is empty") {
 		t.Errorf("name with a space: %+v", a)
 	}
+	// nas itself unmounted with files under /nas (derived: k5's row marked
+	// unmounted): its mounted children are unmounted first, deepest first,
+	// and mounted again after.
+	root := dataset(t, ds, "nas")
+	root.Mounted, root.Underneath = "no", &facts.DirContents{Path: "/nas", Files: 1, Bytes: 6, Examples: []string{"IMG_2001.jpg"}}
+	observe(t, e, datasetsEnv(t, t0.Add(3*time.Minute), ds...), t0.Add(3*time.Minute))
+	a = findLabel(e, nameDatasetNotMounted, "nas")
+	if a == nil || !strings.Contains(a.Description, "zfs unmount nas/secret/photos\n") || !(strings.Index(a.Description, "zfs unmount nas/secret/photos\n") < strings.Index(a.Description, "zfs unmount nas/secret\n")) ||
+		!strings.Contains(a.Description, "zfs mount nas\n    zfs mount -a\n    cp -a /nas.zwatch-underneath/. /nas/") ||
+		!strings.Contains(a.Description, "1 file (6 B) was written") {
+		t.Errorf("nas with its children mounted: %+v", a)
+	}
+	root.Mounted, root.Underneath = "yes", nil
+
 	// Legacy, none, canmount off/noauto and volumes are never "not mounted".
 	for _, n := range []string{"nas/legacy", "nas/nomount", "nas/off", "nas/noauto", "nas/vol", "nas/sparsevol"} {
 		if findLabel(e, nameDatasetNotMounted, n) != nil {
