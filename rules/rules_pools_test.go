@@ -255,3 +255,38 @@ func TestMissingPoolSurvivesRestart(t *testing.T) {
 		t.Error("PoolMissing ended with the restart")
 	}
 }
+
+// The datasets of a pool that is exported leave zfs list with it: its
+// locked dataset stays firing, marked, instead of a "[RESOLVED] locked".
+// Pool lists are the names of k7 (backup, nas, offsite); the listing after
+// the export is k4-locked's without nas's rows.
+func TestDatasetAlertsKeptWhilePoolAway(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameDatasetLocked, namePoolMissing) })
+	all := []zfs.PoolList{{Name: "backup", Health: "ONLINE"}, {Name: "nas", Health: "ONLINE"}, {Name: "offsite", Health: "ONLINE"}}
+	locked := capturedDatasets(t, "k4-locked.zfs-list-datasets.txt")
+	observe(t, e, capEnv(t, all, nil, t0), t0)
+	observe(t, e, datasetsEnv(t, t0, locked...), t0)
+	tickFor(e, t0, time.Minute)
+	now := t0.Add(2 * time.Minute)
+	observe(t, e, capEnv(t, without(all, func(p zfs.PoolList) string { return p.Name }, "nas"), nil, now), now)
+	observe(t, e, datasetsEnv(t, now, without(locked, func(d facts.DatasetState) string { return poolOfDataset(d.Name) }, "nas")...), now)
+	away := tickFor(e, now, 10*time.Minute)
+	for _, l := range away {
+		if strings.HasPrefix(l, "resolved") {
+			t.Errorf("while nas is away: %s", l)
+		}
+	}
+	if a := findLabel(e, nameDatasetLocked, "nas/secret"); a == nil || !strings.HasSuffix(a.Summary, keptMark) {
+		t.Errorf("DatasetLocked of the exported pool: %+v", a)
+	}
+	if find(e, namePoolMissing) == nil {
+		t.Error("no PoolMissing for nas")
+	}
+	now = now.Add(time.Hour)
+	observe(t, e, capEnv(t, all, nil, now), now)
+	observe(t, e, datasetsEnv(t, now, capturedDatasets(t, "k4-unlocked.zfs-list-datasets.txt")...), now)
+	back := tickFor(e, now, time.Minute)
+	if !slices.Contains(back, "resolved critical DatasetLocked: dataset nas/secret is locked: its key is not loaded, 2 filesystem(s) not mounted") {
+		t.Errorf("back and unlocked: %q", back)
+	}
+}
