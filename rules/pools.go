@@ -94,6 +94,14 @@ func (e *Engine) notePools(h *hostState, now time.Time, names []string, guids []
 			k.GUID = guids[i]
 			h.dirty = true
 		}
+		// The same pool under its new name (zpool import OLD NEW) is not
+		// missing under the old one.
+		for other, o := range h.KnownPools {
+			if other != name && k.GUID != "" && o.GUID == k.GUID {
+				delete(h.KnownPools, other)
+				h.dirty = true
+			}
+		}
 		if now.Sub(k.LastSeen) >= knownPoolRefresh {
 			k.LastSeen = now
 			h.dirty = true

@@ -290,3 +290,23 @@ func TestDatasetAlertsKeptWhilePoolAway(t *testing.T) {
 		t.Errorf("back and unlocked: %q", back)
 	}
 }
+
+// A pool imported under a new name (zpool import vault archive) is the
+// same pool, known by its GUID (zpool status -j): the old name is not
+// missing. The renamed status is the real a-step one with vault renamed.
+func TestRenamedPoolIsNotMissing(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(namePoolMissing) })
+	pools := statusPools(t, cap232+"a.zpool-status-j.json")
+	observe(t, e, poolsEnv(t, pools, t0), t0)
+	renamed := statusPools(t, cap232+"a.zpool-status-j.json")
+	for _, p := range renamed {
+		if p.Name == "vault" {
+			p.Name = "archive"
+		}
+	}
+	observe(t, e, poolsEnv(t, renamed, t0.Add(time.Minute)), t0.Add(time.Minute))
+	sameList(t, active(e, namePoolMissing), nil)
+	if k := e.hosts[testHost].KnownPools; k["vault"] != nil || k["archive"] == nil || k["archive"].GUID != "4831632425058079330" {
+		t.Errorf("known pools %v", k)
+	}
+}
