@@ -21,7 +21,7 @@ func datasetNotMountedRule() Rule {
 			// unmounted for a moment (a zfs rename, a receive) is no news.
 			For:       10 * time.Minute,
 			Severity:  "warning; critical when files were written into its mountpoint directory on the filesystem below",
-			Condition: "filesystem with canmount=on, a mountpoint path, mounted=no, its key loaded (or not encrypted); not in `datasets.ignore`; a partial receive with nothing underneath is `ReplicationInterrupted`'s; `for` {for}",
+			Condition: "filesystem with canmount=on, a mountpoint path, mounted=no, its key loaded (or not encrypted); not in `datasets.ignore`; a partial receive or a `replication.targets` dataset with nothing underneath is left alone; `for` {for}",
 		}},
 	}
 }
@@ -41,8 +41,13 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 		return
 	}
 	u := d.Underneath
-	if d.ReceiveResumeToken != "" && !wroteUnderneath(u) {
-		return // zfs receive -s -u left it so: ReplicationInterrupted says what to do
+	if !wroteUnderneath(u) {
+		if d.ReceiveResumeToken != "" {
+			return // zfs receive -s -u left it so: ReplicationInterrupted says what to do
+		}
+		if _, target := firstAge(c.cfg.Replication.Targets, d.Name); target {
+			return // backups are received with zfs receive -u, not to be mounted
+		}
 	}
 	pool := poolOfDataset(d.Name)
 	sev := alert.Warning
@@ -65,6 +70,7 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 		}
 		fmt.Fprintf(&b, " Mount it: `zfs mount %s` (it prints why, if it cannot).", shellWord(d.Name))
 	}
+	fmt.Fprintf(&b, " If it stays unmounted on purpose (a backup received with `zfs receive -u`), `zfs set canmount=noauto %s` or list it in rules.datasets.ignore.", shellWord(d.Name))
 	c.emit(cond{name: nameDatasetNotMounted, severity: sev, pool: pool,
 		labels:   map[string]string{"pool": pool, "dataset": d.Name},
 		summary:  summary,

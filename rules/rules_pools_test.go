@@ -105,9 +105,9 @@ func TestExportedDegradedPoolKeepsItsAlerts(t *testing.T) {
 			t.Errorf("the export resolved an alert: %s", l)
 		}
 	}
-	sameList(t, noteLines(got), []string{"firing critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) missing", "--"})
+	sameList(t, noteLines(got), []string{"firing critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) not ONLINE", "--"})
 	m := find(e, namePoolMissing)
-	for _, want := range []string{"id 4831632425058079330", "1 of 6 devices missing (scsi-35000c500a0000001)",
+	for _, want := range []string{"id 4831632425058079330", "1 of 6 devices not ONLINE (scsi-35000c500a0000001)",
 		"`zpool import -d /dev/disk/by-id vault`", "zwatch forget-pool vault", "rules.pools.exported", "action: The pool can be imported despite missing"} {
 		if !strings.Contains(m.Description, want) {
 			t.Errorf("PoolMissing does not say %q:\n%s", want, m.Description)
@@ -124,7 +124,7 @@ func TestExportedDegradedPoolKeepsItsAlerts(t *testing.T) {
 	for d := time.Duration(0); d <= time.Minute; d += time.Second {
 		back = append(back, noteLines(e.Tick(now.Add(d)))...)
 	}
-	if !slices.Contains(back, "resolved critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) missing") {
+	if !slices.Contains(back, "resolved critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) not ONLINE") {
 		t.Errorf("PoolMissing not resolved after the import: %q", back)
 	}
 	for _, l := range back {

@@ -138,6 +138,15 @@ func TestReplicationStaleOnCapture(t *testing.T) {
 	if findLabel(e, nameSnapshotStale, "backup/media") != nil {
 		t.Error("a backup target's received sanoid snapshots raised SnapshotStale")
 	}
+	// k3's backup/media is unmounted by zfs receive -s -u; a target received
+	// with -u and no resume token is not DatasetNotMounted either (derived:
+	// its row without the token).
+	ds := capturedDatasets(t, "k3-interrupted.zfs-list-datasets.txt")
+	dataset(t, ds, "backup/media").ReceiveResumeToken = ""
+	observe(t, e, datasetsEnv(t, now.Add(time.Minute), ds...), now.Add(time.Minute))
+	if findLabel(e, nameDatasetNotMounted, "backup/media") != nil {
+		t.Error("a backup target received with -u raised DatasetNotMounted")
+	}
 }
 
 // SnapshotCount and SnapshotSpace read their thresholds from the config;
