@@ -171,6 +171,38 @@ sc_ds_missing() {
   fi
 }
 
+# 4b. the pool gone for good: offsite DEGRADED and exported again, then `zwatch forget-pool offsite`
+# → PoolMissing and the alerts it kept resolve (offsite stays exported: nothing after needs it)
+sc_ds_forget() {
+  local s=forget t0 tn
+  quiet 11
+  t0=$(gnow)
+  g "zpool offline offsite $DS_OFFSITE_B" || { bad $s "zpool offline offsite"; return 1; }
+  wait_note 40 --after "$t0" --alert VdevState=firing --contains "$DS_OFFSITE_B" >/dev/null || bad $s "VdevState for the offline disk of offsite" "none within 40 s"
+  sleep 2
+  t0=$(gnow)
+  g "zpool export offsite" || { bad $s "zpool export offsite"; return 1; }
+  if ! wait_note 60 --after "$t0" --alert PoolMissing=firing --contains offsite >/dev/null; then
+    bad $s "PoolMissing for offsite exported again" "none within 60 s"; dump_notes "$t0"; return 1
+  fi
+  t0=$(gnow)
+  if vm_run "zwatch forget-pool --config $G/zwatch.yaml offsite" > "$E2E_OUT/forget.out" 2>&1; then
+    ok $s "zwatch forget-pool offsite exit 0"
+  else
+    bad $s "zwatch forget-pool offsite exit 0" "$(head -c 300 "$E2E_OUT/forget.out")"; return 1
+  fi
+  if tn=$(wait_note 40 --after "$t0" --alert PoolMissing=resolved --contains offsite); then
+    ok $s "PoolMissing resolved after forget-pool" "$(ms "$tn" "$t0") ms"
+  else
+    bad $s "PoolMissing resolved after forget-pool" "none within 40 s"; dump_notes "$t0"
+  fi
+  if wait_note 20 --after "$t0" --alert VdevState=resolved --contains "$DS_OFFSITE_B" >/dev/null; then
+    ok $s "the alert offsite kept (its OFFLINE disk) resolved after forget-pool"
+  else
+    bad $s "the alert offsite kept resolved after forget-pool" "none within 20 s"; dump_notes "$t0"
+  fi
+}
+
 # 5. stale sanoid-named snapshots (made by ds_prepare) → SnapshotStale; a new one → resolved
 sc_ds_stale() {
   local s=stale tn text t0
