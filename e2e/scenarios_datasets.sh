@@ -211,6 +211,9 @@ sc_ds_stale() {
     text=$(sink --alert SnapshotStale=firing --contains nas/photos --json | head -1 | jq -r .text)
     printf '%s\n' "$text" > "$E2E_OUT/stale.notification.txt"
     grep -qi 'sanoid' <<<"$text" && ok $s "text names the tool (sanoid)" || bad $s "text names sanoid" "$(head -5 <<<"$text")"
+    # it fired at zwatch's start; a run with the restart scenario restarted zwatch since
+    local n; n=$(sink --count --status firing --alert SnapshotStale=firing --contains nas/photos)
+    [ "$n" = 1 ] && ok $s "SnapshotStale paged once (also across zwatch restarts)" || { bad $s "SnapshotStale paged once" "$n pages"; dump_notes 0; }
   else
     bad $s "SnapshotStale naming nas/photos" "none within 30 s"; dump_notes 0
   fi
