@@ -279,3 +279,39 @@ func TestDatasetsHungZfsIsATimeout(t *testing.T) {
 		t.Fatalf("collector error %+v", ce)
 	}
 }
+
+// Checks that take longer than CheckTimeout (a hung filesystem) are given
+// up on and say so; they never read as "nothing underneath". Here the walk
+// of 5,000 files against a timeout of a microsecond stands in for the hang.
+func TestDatasetsChecksThatDoNotFinishSaySo(t *testing.T) {
+	zfsCmd := newAnswers(t, "zfs")
+	zfsCmd.answer(datasetsArgv, captured+"k5-unmounted.zfs-list-datasets.txt", "", 0)
+	root := machine(t)
+	for i := range 5000 {
+		mustWrite(t, filepath.Join(root, "srv/media/import", fmt.Sprintf("IMG_%04d.jpg", i)), "x", 0o644)
+	}
+	c := &Datasets{Runner: execx.New(5 * time.Second), Zfs: zfsCmd.Tool, Root: root, CheckTimeout: time.Microsecond}
+	d := readDatasets(t, c)
+	u := byName(d, "nas/media").Underneath
+	if u == nil || u.Files != 0 || !strings.Contains(u.Error, "not checked") {
+		t.Fatalf("underneath %+v", u)
+	}
+	if k := byName(d, "nas/secret").KeyFile; k == nil || k.Problem != facts.KeyFileUnreadable || !strings.Contains(k.Detail, "not checked") {
+		t.Fatalf("key file %+v", k)
+	}
+	// Given time, the same poll counts them.
+	c.CheckTimeout = 0
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		d = readDatasets(t, c)
+		if u := byName(d, "nas/media").Underneath; u != nil && u.Error == "" {
+			if u.Files != 5000 {
+				t.Fatalf("underneath %+v", u)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the checks never finished: %+v", byName(d, "nas/media").Underneath)
+		}
+		time.Sleep(50 * time.Millisecond) // the given-up walk may still run
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/testutil"
@@ -133,4 +134,26 @@ awk -F '\t' 'BEGIN { OFS = "\t" } { line[NR] = $0 } END {
 		t.Fatalf("%d datasets", n)
 	}
 	t.Logf("50,000 snapshots in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// The snapshot listing is slow on a big box, not hung: its runner waits
+// half the snapshot interval when that is longer than the command timeout.
+func TestSnapshotsTimeoutFromTheTable(t *testing.T) {
+	cfg := config.Default()
+	env := Env{Config: &cfg, Runner: execx.New(0), Log: discard(), Poke: func(string) func() { return func() {} }}
+	for _, s := range Table() {
+		if s.Name != "snapshots" {
+			continue
+		}
+		r := s.Poll(env).(*Snapshots).Runner.(*execx.Runner)
+		if r.Timeout != 7*time.Minute+30*time.Second {
+			t.Fatalf("timeout %s, want half of the 15m interval", r.Timeout)
+		}
+		cfg.ZFS.SnapshotsInterval = config.Duration(20 * time.Second)
+		if r := s.Poll(env).(*Snapshots).Runner.(*execx.Runner); r.Timeout != cfg.ZFS.CommandTimeout.D() {
+			t.Fatalf("timeout %s, want the command timeout", r.Timeout)
+		}
+		return
+	}
+	t.Fatal("no snapshots line in the table")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/execx"
 )
 
 // Spec is one line of the collector table: how to build a collector, how
@@ -56,9 +57,6 @@ type Env struct {
 	// Runner runs the ZFS tools with zfs.command_timeout. One runner for
 	// all collectors keeps a hung zpool at one outstanding process per argv.
 	Runner Runner
-	// Streamer is the same runner for a tool whose output is read as it
-	// comes (the snapshot listing).
-	Streamer Streamer
 	// Log is the daemon's logger, with the collector's name.
 	Log *slog.Logger
 	// Poke returns a function that asks the named poll collector for a run
@@ -89,7 +87,7 @@ func Table() []Spec {
 			Poll: func(e Env) Collector {
 				return &ZpoolList{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Zfs: e.Config.ZFS.Zfs,
 					Hang:         &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_list")},
-					PoolsChanged: poolsChanged(e)}
+					PoolsChanged: poolsChanged(e, recheckAfterPoolChange)}
 			}},
 		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
@@ -115,14 +113,20 @@ func Table() []Spec {
 			Follow: func(e Env) Follower {
 				return &EventFollower{Zpool: e.Config.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: e.Log,
 					// The status poll pages; the list poll can wait for the burst to end.
-					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e)}
+					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e, recheckAfterPoolChange)}
 			}},
 		{Name: "datasets", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.DatasetsInterval.D() },
 			Poll:  func(e Env) Collector { return &Datasets{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs} }},
 		{Name: "snapshots", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.SnapshotsInterval.D() },
-			Poll:  func(e Env) Collector { return &Snapshots{Runner: e.Streamer, Zfs: e.Config.ZFS.Zfs} }},
+			// Its own runner: a listing of many snapshots is slow, not hung
+			// (1,082 took 19-25 s on the test VM, kbulk), so it gets half
+			// its interval when that is longer than zfs.command_timeout.
+			Poll: func(e Env) Collector {
+				timeout := max(e.Config.ZFS.CommandTimeout.D(), e.Config.ZFS.SnapshotsInterval.D()/2)
+				return &Snapshots{Runner: execx.New(timeout), Zfs: e.Config.ZFS.Zfs}
+			}},
 		// zpool import reads every disk's labels: it decides itself when to scan.
 		{Name: "zpool_import", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.ImportInterval.D() },
@@ -136,12 +140,19 @@ func Table() []Spec {
 	}
 }
 
+// recheckAfterPoolChange is when the datasets are read a second time after
+// a pool came or went: zpool import mounts the datasets after its event,
+// and the first poll may see them still unmounted (seen in make e2e).
+const recheckAfterPoolChange = 30 * time.Second
+
 // poolsChanged is what a pool imported, exported, created or destroyed
-// pokes: the datasets and what zpool import finds.
-func poolsChanged(e Env) func() {
+// pokes: the datasets (now, and again after recheck) and what zpool import
+// finds.
+func poolsChanged(e Env, recheck time.Duration) func() {
 	datasets, imports := e.Poke("datasets"), e.Poke("zpool_import")
 	return func() {
 		datasets()
 		imports()
+		time.AfterFunc(recheck, datasets)
 	}
 }

@@ -185,8 +185,7 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 		}
 		return triggers[name]
 	}
-	runner := execx.New(cfg.ZFS.CommandTimeout.D())
-	env := collectors.Env{Config: cfg, Runner: runner, Streamer: runner,
+	env := collectors.Env{Config: cfg, Runner: execx.New(cfg.ZFS.CommandTimeout.D()),
 		Poke: func(name string) func() {
 			ch := trigger(name)
 			return func() { poke(ch) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,12 +42,14 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 	var last []alert.Alert
 	var capacity facts.CapacityData
 	for i, f := range files {
-		env, err := envelopeOf(f, now, &capacity)
+		envs, err := envelopesOf(f, now, &capacity)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.Observe(env, now); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		for _, env := range envs {
+			if err := e.Observe(env, now); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
 		}
 		// Past every `for`, so pending alerts fire as they would in time.
 		next := now.Add(step)
@@ -77,6 +80,35 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 
 func wasSent(h *hostState, fp string) bool {
 	return h.Alerts[fp] != nil && h.Alerts[fp].LastSent != nil
+}
+
+// envelopesOf reads one saved output and wraps it as its collectors
+// would. A `zfs list -Hp -o name,used,avail,quota,refquota` feeds both the
+// capacity message (the pools' root datasets, for their fullness) and the
+// datasets message (the quotas), as zpool_list and datasets split it now.
+func envelopesOf(file string, at time.Time, last *facts.CapacityData) ([]bus.Envelope, error) {
+	env, err := envelopeOf(file, at, last)
+	if err != nil {
+		return nil, err
+	}
+	out := []bus.Envelope{env}
+	if env.Schema != bus.Schema(facts.KindZpoolCapacity) || len(last.Datasets) == 0 {
+		return out, nil
+	}
+	d := facts.DatasetsData{Datasets: make([]facts.DatasetState, len(last.Datasets))}
+	for _, col := range zfs.DatasetPropColumns {
+		if !slices.Contains([]string{"name", "used", "avail", "quota", "refquota"}, col) {
+			d.Missing = append(d.Missing, col)
+		}
+	}
+	for i, ds := range last.Datasets {
+		d.Datasets[i].Dataset = ds
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("rules eval %s: %w", file, err)
+	}
+	return append(out, bus.Envelope{Schema: bus.Schema(facts.KindDatasets), Host: EvalHost, Collector: "datasets", CollectedAt: at, Data: raw}), nil
 }
 
 // envelopeOf reads one saved output and wraps it as its collector would.

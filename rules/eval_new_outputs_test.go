@@ -19,7 +19,7 @@ func TestEvalReadsDatasetsSnapshotsImport(t *testing.T) {
 	}{
 		{[]string{d + "k4-locked.zfs-list-datasets.txt"}, []string{
 			"DatasetLocked critical dataset=nas/secret pool=nas", "DatasetLocked critical dataset=nas/vault pool=nas",
-			"DatasetLocked warning dataset=nas/archive pool=nas", "DatasetNotMounted warning dataset=backup/media pool=backup",
+			"DatasetLocked warning dataset=nas/archive pool=nas",
 			"ReplicationInterrupted warning dataset=backup/media pool=backup"}},
 		{[]string{d + "k1-healthy.zfs-list-snapshots.txt"}, []string{
 			"SnapshotStale warning dataset=nas/My Documents pool=nas", "SnapshotStale warning dataset=nas/media pool=nas",
@@ -49,4 +49,23 @@ func TestEvalReadsDatasetsSnapshotsImport(t *testing.T) {
 		slices.Sort(got)
 		sameList(t, got, tc.want)
 	}
+}
+
+// A saved `zfs list -Hp -o name,used,avail,quota,refquota` still raises
+// DatasetQuota, now read from the datasets message (step a: vault/backup's
+// 1 GiB quota and vault/storage's 512 MiB refquota are 4 % used, so only a
+// low threshold speaks).
+func TestEvalOldDatasetListFeedsQuota(t *testing.T) {
+	cfg := config.DefaultRules()
+	cfg.Capacity.QuotaWarning = 3
+	as, err := evalAt([]string{"../testdata/" + cap232 + "a.zfs-list-Hp.txt"}, cfg, k1Time(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range as {
+		got = append(got, describe(a))
+	}
+	slices.Sort(got)
+	sameList(t, got, []string{"DatasetQuota warning dataset=vault/backup pool=vault", "DatasetQuota warning dataset=vault/storage pool=vault"})
 }

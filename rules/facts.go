@@ -47,7 +47,9 @@ func factHandlers() map[string]factHandler {
 		facts.KindPoolImport:  {observe: observeImport},
 		facts.KindPoolForget:  {observe: observeForget},
 		facts.KindDatasets:    {dedupe: true, observe: observeDatasets},
-		facts.KindSnapshots:   {dedupe: true, observe: observeSnapshots},
+		// Not deduplicated: a listing that stays the same is the news of
+		// snapshots that stopped, and its time keeps it trusted.
+		facts.KindSnapshots: {observe: observeSnapshots},
 	}
 }
 
@@ -101,13 +103,12 @@ func observeDatasets(e *Engine, h *hostState, env bus.Envelope, sum uint64, now 
 	return nil
 }
 
-func observeSnapshots(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
+func observeSnapshots(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
 	var d facts.SnapshotsData
 	if err := decode(env, &d); err != nil {
 		return err
 	}
-	h.snapshots = &d
-	h.remember("snapshots", sum)
+	h.snapshots, h.snapshotsAt = &d, env.CollectedAt
 	e.evalSnapshots(h, now)
 	return nil
 }

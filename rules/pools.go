@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -93,6 +94,14 @@ func (e *Engine) notePools(h *hostState, now time.Time, names []string, guids []
 			k.GUID = guids[i]
 			h.dirty = true
 		}
+		// The same pool under its new name (zpool import OLD NEW) is not
+		// missing under the old one.
+		for other, o := range h.KnownPools {
+			if other != name && k.GUID != "" && o.GUID == k.GUID {
+				delete(h.KnownPools, other)
+				h.dirty = true
+			}
+		}
 		if now.Sub(k.LastSeen) >= knownPoolRefresh {
 			k.LastSeen = now
 			h.dirty = true
@@ -154,45 +163,29 @@ func capacityLists(h *hostState, pool string) bool {
 // pool has ended; one left unreported because the pool left the fact has
 // not.
 func (h *hostState) scopeLists(scope, pool string) bool {
-	hasDataset := func(names func(yield func(string) bool)) bool {
-		for n := range names {
-			if poolOfDataset(n) == pool {
-				return true
-			}
-		}
-		return false
-	}
-	datasets := func(yield func(string) bool) {
-		if h.datasets != nil {
-			for _, d := range h.datasets.Datasets {
-				if !yield(d.Name) {
-					return
-				}
-			}
-		}
-	}
-	snapshots := func(yield func(string) bool) {
-		if h.snapshots != nil {
-			for _, s := range h.snapshots.Datasets {
-				if !yield(s.Dataset) {
-					return
-				}
-			}
-		}
-	}
 	switch scope {
 	case scopeStatus, scopeCorrelate:
 		return statusLists(h, pool)
 	case scopeCapacity:
 		return h.capacity != nil && capacityLists(h, pool)
 	case scopeDatasets:
-		return hasDataset(datasets)
+		return datasetsList(h, pool)
 	case scopeSnapshots:
-		return hasDataset(datasets) || hasDataset(snapshots)
+		return datasetsList(h, pool) || snapshotsList(h, pool)
 	case scopePools:
 		return true // PoolMissing itself: reported while the pool is missing
 	}
 	return h.imported(pool)
+}
+
+// datasetsList: the datasets fact has a dataset of the pool.
+func datasetsList(h *hostState, pool string) bool {
+	return h.datasets != nil && slices.ContainsFunc(h.datasets.Datasets, func(d facts.DatasetState) bool { return poolOfDataset(d.Name) == pool })
+}
+
+// snapshotsList: the snapshots fact has snapshots of the pool.
+func snapshotsList(h *hostState, pool string) bool {
+	return h.snapshots != nil && slices.ContainsFunc(h.snapshots.Datasets, func(s zfs.SnapshotStats) bool { return poolOfDataset(s.Dataset) == pool })
 }
 
 // importEntry is what zpool import reported for the pool: the device scan

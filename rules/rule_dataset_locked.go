@@ -82,11 +82,11 @@ func ruleDatasetLocked(c *evalCtx, d *facts.DatasetState) {
 	ev := map[string]string{"keystatus": d.KeyStatus, "keylocation": d.KeyLocation, "keyformat": d.KeyFormat}
 	for _, o := range meant {
 		switch u := o.Underneath; {
-		case u != nil && u.Error != "":
-			fmt.Fprintf(&b, "\nzwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", o.Mountpoint, u.Error, shellWord(o.Mountpoint))
 		case wroteUnderneath(u):
 			b.WriteString("\nBefore mounting " + o.Name + ": " + underneathText(c, o))
 			ev["underneath_"+o.Name] = filesWritten(u)
+		case u != nil && u.Error != "":
+			fmt.Fprintf(&b, "\nzwatch could not look into %s (%s): check it with `ls -A %s` before mounting.", o.Mountpoint, u.Error, shellWord(o.Mountpoint))
 		}
 	}
 	b.WriteString("\nSo that it unlocks at the next boot, see why it did not: `journalctl -b -u 'zfs-load-key*' -u zfs-mount.service`.")
@@ -120,11 +120,16 @@ func loadKeyText(d *facts.DatasetState) string {
 	return fmt.Sprintf("Load it: `zfs load-key %s`.", name)
 }
 
-// keyFileWords says what is wrong with a key file, for a sentence.
+// keyFileWords says what is wrong with a key file, for a sentence, with
+// the check's own words after it.
 func keyFileWords(k *facts.KeyFileCheck) string {
 	if k.Detail != "" {
-		return k.Detail
+		return keyFileProblemWords(k) + " (" + k.Detail + ")"
 	}
+	return keyFileProblemWords(k)
+}
+
+func keyFileProblemWords(k *facts.KeyFileCheck) string {
 	switch k.Problem {
 	case facts.KeyFileMissing:
 		return "is missing"
@@ -135,7 +140,7 @@ func keyFileWords(k *facts.KeyFileCheck) string {
 	case facts.KeyFileWrongSize:
 		return "has the wrong size"
 	case facts.KeyFileExposed:
-		return "is readable by other users (mode " + k.Mode + ")"
+		return "is readable by group or others"
 	}
 	return k.Problem
 }
@@ -152,7 +157,7 @@ func ruleKeyFileProblem(c *evalCtx, d *facts.DatasetState) {
 	var fix string
 	switch k.Problem {
 	case facts.KeyFileExposed:
-		fix = fmt.Sprintf("Make it readable by root only: `chmod 600 %s`. Anyone who could read it can decrypt %s: if that may have happened, make a new key (below).", file, d.Name)
+		fix = fmt.Sprintf("Make it readable by root only: `chmod 600 %s`; if someone may have copied it, make a new key (below).", file)
 	case facts.KeyFileUnreadable:
 		fix = fmt.Sprintf("zfs load-key runs as root and must read a regular file there: check `ls -l %s` (owner, mode, a directory or link in its place) and that its filesystem is mounted before the keys load at boot.", file)
 	default:
@@ -163,10 +168,19 @@ func ruleKeyFileProblem(c *evalCtx, d *facts.DatasetState) {
 	}
 	c.emit(cond{name: nameKeyFileProblem, severity: alert.Warning, pool: pool,
 		labels:  map[string]string{"pool": pool, "dataset": d.Name},
-		summary: fmt.Sprintf("key file of %s: %s %s", d.Name, k.Path, keyFileWords(k)),
-		desc: fmt.Sprintf("The key file %s of encryption root %s (keyformat %s) %s: the next `zfs load-key`, at the next boot, will fail and %s will stay locked. %s",
-			k.Path, d.Name, strutil.FirstNonEmpty(d.KeyFormat, "-"), keyFileWords(k), d.Name, fix),
+		summary: fmt.Sprintf("key file of %s: %s %s", d.Name, k.Path, keyFileProblemWords(k)),
+		desc: fmt.Sprintf("The key file %s of encryption root %s (keyformat %s) %s: %s %s",
+			k.Path, d.Name, strutil.FirstNonEmpty(d.KeyFormat, "-"), keyFileWords(k), keyFileConsequence(k, d.Name), fix),
 		evidence: map[string]string{"path": k.Path, "problem": k.Problem, "detail": k.Detail, "mode": k.Mode, "size_bytes": fmt.Sprint(k.SizeBytes)}})
+}
+
+// keyFileConsequence: a key file others can read still unlocks, for them
+// too; any other problem fails the next load.
+func keyFileConsequence(k *facts.KeyFileCheck, name string) string {
+	if k.Problem == facts.KeyFileExposed {
+		return "whoever can read it can unlock " + name + "."
+	}
+	return "the next `zfs load-key`, at the next boot, will fail and " + name + " will stay locked."
 }
 
 // newKeyText writes a new key of the dataset's keyformat to file and

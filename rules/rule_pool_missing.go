@@ -78,8 +78,8 @@ func emitPoolMissing(c *evalCtx, name string) {
 		}
 		fmt.Fprintf(&b, " `zpool import` finds it%s: state %s", importIDText(entry), entry.State)
 		if len(entry.Missing) > 0 {
-			fmt.Fprintf(&b, ", %d of %d devices missing (%s)", len(entry.Missing), entry.Devices, strings.Join(entry.Missing, ", "))
-			ev["missing_devices"] = strings.Join(entry.Missing, ", ")
+			fmt.Fprintf(&b, ", %d of %d devices not ONLINE (%s)", len(entry.Missing), entry.Devices, strings.Join(entry.Missing, ", "))
+			ev["devices_not_online"] = strings.Join(entry.Missing, ", ")
 		}
 		b.WriteString(".")
 		if s := oneLine(entry.Status); s != "" {
@@ -109,7 +109,7 @@ func poolMissingSummary(name string, h *hostState, entry *zfs.ImportablePool) st
 	case entry == nil:
 		return fmt.Sprintf("pool %s is not imported and its disks are not found", name)
 	case len(entry.Missing) > 0:
-		return fmt.Sprintf("pool %s is not imported: zpool import finds it %s, %d device(s) missing", name, entry.State, len(entry.Missing))
+		return fmt.Sprintf("pool %s is not imported: zpool import finds it %s, %d device(s) not ONLINE", name, entry.State, len(entry.Missing))
 	}
 	return fmt.Sprintf("pool %s is not imported: zpool import finds it %s", name, entry.State)
 }

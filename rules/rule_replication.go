@@ -65,7 +65,7 @@ func ruleReplicationStale(c *evalCtx, s *zfs.SnapshotStats) {
 		summary: summary,
 		desc: what + ". Replication has stopped: check the job that sends to it (syncoid, zrepl — `zrepl status` —, a zfs send | zfs receive script) and its log on the sending machine. " +
 			fmt.Sprintf("What arrived last: `zfs list -t snapshot -o name,creation -s creation -d 1 %s | tail -3`.", name),
-		evidence: ev})
+		evidence: listingEvidence(c, ev)})
 }
 
 // nameReplicationInterrupted: a resumable receive stopped half way (the

@@ -100,8 +100,8 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 		summary: fmt.Sprintf("snapshots of %s stopped: newest is %s old", s.Dataset, ageText(age)),
 		desc: fmt.Sprintf("The newest snapshot of %s, %s@%s, was taken %s (%s ago); %s. Snapshots are not being taken: %s.",
 			s.Dataset, s.Dataset, newestName, newest.UTC().Format(time.RFC3339), ageText(age), expect, hint),
-		evidence: map[string]string{"newest": newest.UTC().Format(time.RFC3339), "newest_name": newestName,
-			"max_age": ageText(maxAge), "count": fmt.Sprint(s.Count)}})
+		evidence: listingEvidence(c, map[string]string{"newest": newest.UTC().Format(time.RFC3339), "newest_name": newestName,
+			"max_age": ageText(maxAge), "count": fmt.Sprint(s.Count)})})
 }
 
 func schemeLabel(sc *zfs.SnapshotScheme) string {
@@ -223,4 +223,15 @@ func ageText(d time.Duration) string {
 		}
 	}
 	return s
+}
+
+// listingEvidence adds when the snapshot listing was made: if zwatch's
+// snapshots collector stopped too (CollectorStale), newer snapshots may
+// exist that it has not seen. Judging on goes on rather than resolving:
+// silence from the collector is no all-clear.
+func listingEvidence(c *evalCtx, ev map[string]string) map[string]string {
+	if !c.h.snapshotsAt.IsZero() {
+		ev["listed_at"] = c.h.snapshotsAt.UTC().Format(time.RFC3339)
+	}
+	return ev
 }

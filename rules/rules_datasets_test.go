@@ -14,6 +14,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/mountcheck"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -109,8 +110,9 @@ func TestLockedDatasetsOnCapture(t *testing.T) {
 		"DatasetLocked critical dataset=nas/secret pool=nas",
 		"DatasetLocked critical dataset=nas/vault pool=nas",
 		"DatasetLocked warning dataset=nas/archive pool=nas",
-		"DatasetNotMounted warning dataset=backup/media pool=backup", // received with -u, never mounted
 		"KeyFileProblem warning dataset=nas/archive pool=nas",
+		// backup/media, left unmounted by zfs receive -s -u with its resume
+		// token set, is this alert's, not DatasetNotMounted's.
 		"ReplicationInterrupted warning dataset=backup/media pool=backup",
 	}
 	sameList(t, active(e, datasetAlerts...), want)
@@ -162,7 +164,7 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 		t.Fatalf("DatasetNotMounted %+v", a)
 	}
 	for _, w := range []string{"mv /srv/media /srv/media.zwatch-underneath", "zfs mount nas/media", "cp -a /srv/media.zwatch-underneath/. /srv/media/",
-		"(e.g. etc-link, import/2026/IMG_2001.jpg, import/backup.tar)", "mounting hides them"} {
+		"(e.g. etc-link, import/2026/IMG_2001.jpg, import/backup.tar)", "mounting hides what is there"} {
 		if !strings.Contains(a.Description, w) {
 			t.Errorf("does not say %q:\n%s", w, a.Description)
 		}
@@ -178,6 +180,16 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 		t.Errorf("an unreadable mountpoint: %+v", a)
 	}
 
+	// A subdirectory that could not be read after some files were counted:
+	// the files are there, at least that many.
+	media.Underneath = &facts.DirContents{Path: "/srv/media", Files: 2, Bytes: 6, Examples: []string{"etc-link", "import/2026/IMG_2001.jpg"},
+		Error: "open /srv/media/import/private: permission denied"}
+	observe(t, e, datasetsEnv(t, t0.Add(90*time.Second), ds...), t0.Add(90*time.Second))
+	a = findLabel(e, nameDatasetNotMounted, "nas/media")
+	if a == nil || a.Severity != alert.Critical || !strings.Contains(a.Summary, "at least 2 files") || !strings.Contains(a.Description, "Part of it could not be read (open /srv/media/import/private: permission denied)") {
+		t.Errorf("files counted before an unreadable subdirectory: %+v", a)
+	}
+
 	// A name with a space is quoted for copy-paste (the real row, marked
 	// unmounted with an empty directory).
 	docs := dataset(t, ds, "nas/My Documents")
@@ -186,6 +198,20 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 	if a := findLabel(e, nameDatasetNotMounted, "nas/My Documents"); a == nil || !strings.Contains(a.Description, "`zfs mount 'nas/My Documents'`") || !strings.Contains(a.Description, "is empty") {
 		t.Errorf("name with a space: %+v", a)
 	}
+	// nas itself unmounted with files under /nas (derived: k5's row marked
+	// unmounted): its mounted children are unmounted first, deepest first,
+	// and mounted again after.
+	root := dataset(t, ds, "nas")
+	root.Mounted, root.Underneath = "no", &facts.DirContents{Path: "/nas", Files: 1, Bytes: 6, Examples: []string{"IMG_2001.jpg"}}
+	observe(t, e, datasetsEnv(t, t0.Add(3*time.Minute), ds...), t0.Add(3*time.Minute))
+	a = findLabel(e, nameDatasetNotMounted, "nas")
+	if a == nil || !strings.Contains(a.Description, "zfs unmount nas/secret/photos\n") || !(strings.Index(a.Description, "zfs unmount nas/secret/photos\n") < strings.Index(a.Description, "zfs unmount nas/secret\n")) ||
+		!strings.Contains(a.Description, "zfs mount nas\n    zfs mount -a\n    cp -a /nas.zwatch-underneath/. /nas/") ||
+		!strings.Contains(a.Description, "1 file (6 B) was written") {
+		t.Errorf("nas with its children mounted: %+v", a)
+	}
+	root.Mounted, root.Underneath = "yes", nil
+
 	// Legacy, none, canmount off/noauto and volumes are never "not mounted".
 	for _, n := range []string{"nas/legacy", "nas/nomount", "nas/off", "nas/noauto", "nas/vol", "nas/sparsevol"} {
 		if findLabel(e, nameDatasetNotMounted, n) != nil {
@@ -238,4 +264,62 @@ func capturedSnapshots(t testing.TB, file string) facts.SnapshotsData {
 
 func snapshotsEnv(t testing.TB, at time.Time, d facts.SnapshotsData) bus.Envelope {
 	return envOf(t, facts.KindSnapshots, "snapshots", at, d)
+}
+
+// The key file of nas/secret (keyformat raw), read by the collector's own
+// check: 31 bytes as in k4-keyfile-short ("Raw key too short (expected
+// 32)"), mode 0644. The key is loaded (k5), so the text also offers a new
+// key and zfs change-key.
+func TestKeyFileProblemFromCheck(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "secret.key")
+	if err := os.WriteFile(file, make([]byte, 31), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds := capturedDatasets(t, "k5-unmounted.zfs-list-datasets.txt")
+	check := mountcheck.KeyFile(file, "raw")
+	check.Path = "/etc/zfs/keys/secret.key"
+	dataset(t, ds, "nas/secret").KeyFile = &check
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameKeyFileProblem) })
+	observe(t, e, datasetsEnv(t, t0, ds...), t0)
+	a := findLabel(e, nameKeyFileProblem, "nas/secret")
+	if a == nil || a.Summary != "key file of nas/secret: /etc/zfs/keys/secret.key has the wrong size" {
+		t.Fatalf("KeyFileProblem %+v (check %+v)", a, check)
+	}
+	for _, w := range []string{"will fail", "(umask 077; head -c 32 /dev/urandom > /etc/zfs/keys/secret.key)", "`zfs change-key nas/secret`", check.Detail} {
+		if !strings.Contains(a.Description, w) {
+			t.Errorf("does not say %q:\n%s", w, a.Description)
+		}
+	}
+}
+
+// The collector's own look, on a directory laid out as k5's /srv/media
+// was (k5-unmounted.find-mountpoint.txt: two files, 6 and 307200 bytes, and
+// a symbolic link to /etc), counts what the listing shows, and the alert
+// says so.
+func TestNotMountedFromCollectorLook(t *testing.T) {
+	dir := t.TempDir()
+	for p, size := range map[string]int{"import/2026/IMG_2001.jpg": 6, "import/backup.tar": 307200} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc", filepath.Join(dir, "etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	look := mountcheck.Underneath(dir, 0)
+	want := underneathOf(t, "k5-unmounted.find-mountpoint.txt", "/srv/media")
+	if look.Files != want.Files || look.Bytes != want.Bytes || look.Error != "" {
+		t.Fatalf("the collector's look %+v, the capture's listing %+v", look, want)
+	}
+	look.Path = "/srv/media"
+	ds := capturedDatasets(t, "k5-unmounted.zfs-list-datasets.txt")
+	dataset(t, ds, "nas/media").Underneath = &look
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameDatasetNotMounted) })
+	observe(t, e, datasetsEnv(t, t0, ds...), t0)
+	if a := findLabel(e, nameDatasetNotMounted, "nas/media"); a == nil || a.Severity != alert.Critical || !strings.Contains(a.Summary, "3 files (300.0 KiB)") {
+		t.Errorf("DatasetNotMounted %+v", a)
+	}
 }

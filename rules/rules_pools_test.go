@@ -105,9 +105,9 @@ func TestExportedDegradedPoolKeepsItsAlerts(t *testing.T) {
 			t.Errorf("the export resolved an alert: %s", l)
 		}
 	}
-	sameList(t, noteLines(got), []string{"firing critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) missing", "--"})
+	sameList(t, noteLines(got), []string{"firing critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) not ONLINE", "--"})
 	m := find(e, namePoolMissing)
-	for _, want := range []string{"id 4831632425058079330", "1 of 6 devices missing (scsi-35000c500a0000001)",
+	for _, want := range []string{"id 4831632425058079330", "1 of 6 devices not ONLINE (scsi-35000c500a0000001)",
 		"`zpool import -d /dev/disk/by-id vault`", "zwatch forget-pool vault", "rules.pools.exported", "action: The pool can be imported despite missing"} {
 		if !strings.Contains(m.Description, want) {
 			t.Errorf("PoolMissing does not say %q:\n%s", want, m.Description)
@@ -124,7 +124,7 @@ func TestExportedDegradedPoolKeepsItsAlerts(t *testing.T) {
 	for d := time.Duration(0); d <= time.Minute; d += time.Second {
 		back = append(back, noteLines(e.Tick(now.Add(d)))...)
 	}
-	if !slices.Contains(back, "resolved critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) missing") {
+	if !slices.Contains(back, "resolved critical PoolMissing: pool vault is not imported: zpool import finds it DEGRADED, 1 device(s) not ONLINE") {
 		t.Errorf("PoolMissing not resolved after the import: %q", back)
 	}
 	for _, l := range back {
@@ -253,5 +253,60 @@ func TestMissingPoolSurvivesRestart(t *testing.T) {
 	}
 	if find(e, namePoolMissing) == nil {
 		t.Error("PoolMissing ended with the restart")
+	}
+}
+
+// The datasets of a pool that is exported leave zfs list with it: its
+// locked dataset stays firing, marked, instead of a "[RESOLVED] locked".
+// Pool lists are the names of k7 (backup, nas, offsite); the listing after
+// the export is k4-locked's without nas's rows.
+func TestDatasetAlertsKeptWhilePoolAway(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameDatasetLocked, namePoolMissing) })
+	all := []zfs.PoolList{{Name: "backup", Health: "ONLINE"}, {Name: "nas", Health: "ONLINE"}, {Name: "offsite", Health: "ONLINE"}}
+	locked := capturedDatasets(t, "k4-locked.zfs-list-datasets.txt")
+	observe(t, e, capEnv(t, all, nil, t0), t0)
+	observe(t, e, datasetsEnv(t, t0, locked...), t0)
+	tickFor(e, t0, time.Minute)
+	now := t0.Add(2 * time.Minute)
+	observe(t, e, capEnv(t, without(all, func(p zfs.PoolList) string { return p.Name }, "nas"), nil, now), now)
+	observe(t, e, datasetsEnv(t, now, without(locked, func(d facts.DatasetState) string { return poolOfDataset(d.Name) }, "nas")...), now)
+	away := tickFor(e, now, 10*time.Minute)
+	for _, l := range away {
+		if strings.HasPrefix(l, "resolved") {
+			t.Errorf("while nas is away: %s", l)
+		}
+	}
+	if a := findLabel(e, nameDatasetLocked, "nas/secret"); a == nil || !strings.HasSuffix(a.Summary, keptMark) {
+		t.Errorf("DatasetLocked of the exported pool: %+v", a)
+	}
+	if find(e, namePoolMissing) == nil {
+		t.Error("no PoolMissing for nas")
+	}
+	now = now.Add(time.Hour)
+	observe(t, e, capEnv(t, all, nil, now), now)
+	observe(t, e, datasetsEnv(t, now, capturedDatasets(t, "k4-unlocked.zfs-list-datasets.txt")...), now)
+	back := tickFor(e, now, time.Minute)
+	if !slices.Contains(back, "resolved critical DatasetLocked: dataset nas/secret is locked: its key is not loaded, 2 filesystem(s) not mounted") {
+		t.Errorf("back and unlocked: %q", back)
+	}
+}
+
+// A pool imported under a new name (zpool import vault archive) is the
+// same pool, known by its GUID (zpool status -j): the old name is not
+// missing. The renamed status is the real a-step one with vault renamed.
+func TestRenamedPoolIsNotMissing(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(namePoolMissing) })
+	pools := statusPools(t, cap232+"a.zpool-status-j.json")
+	observe(t, e, poolsEnv(t, pools, t0), t0)
+	renamed := statusPools(t, cap232+"a.zpool-status-j.json")
+	for _, p := range renamed {
+		if p.Name == "vault" {
+			p.Name = "archive"
+		}
+	}
+	observe(t, e, poolsEnv(t, renamed, t0.Add(time.Minute)), t0.Add(time.Minute))
+	sameList(t, active(e, namePoolMissing), nil)
+	if k := e.hosts[testHost].KnownPools; k["vault"] != nil || k["archive"] == nil || k["archive"].GUID != "4831632425058079330" {
+		t.Errorf("known pools %v", k)
 	}
 }

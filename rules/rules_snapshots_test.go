@@ -98,6 +98,17 @@ func TestSnapshotStaleAtTick(t *testing.T) {
 	if staleAt.Before(overdue) || staleAt.Sub(overdue) > reevalEvery+time.Second {
 		t.Errorf("stale at %s, want within %s after %s", staleAt, reevalEvery, overdue)
 	}
+	// The same listing every 15 min (nothing new: the timer is dead) keeps
+	// it stale, and says when it was listed.
+	for d := 15 * time.Minute; d <= 12*time.Hour; d += 15 * time.Minute {
+		now := staleAt.Add(d)
+		observe(t, e, snapshotsEnv(t, now, snaps), now)
+		e.Tick(now)
+		a := findLabel(e, nameSnapshotStale, "nas/ro")
+		if a == nil || a.Evidence["listed_at"] != now.UTC().Format(time.RFC3339) {
+			t.Fatalf("%s later with the same listing: %+v", d, a)
+		}
+	}
 }
 
 // Backup targets (k3: backup/media received from nas/media with zfs
@@ -126,6 +137,15 @@ func TestReplicationStaleOnCapture(t *testing.T) {
 	}
 	if findLabel(e, nameSnapshotStale, "backup/media") != nil {
 		t.Error("a backup target's received sanoid snapshots raised SnapshotStale")
+	}
+	// k3's backup/media is unmounted by zfs receive -s -u; a target received
+	// with -u and no resume token is not DatasetNotMounted either (derived:
+	// its row without the token).
+	ds := capturedDatasets(t, "k3-interrupted.zfs-list-datasets.txt")
+	dataset(t, ds, "backup/media").ReceiveResumeToken = ""
+	observe(t, e, datasetsEnv(t, now.Add(time.Minute), ds...), now.Add(time.Minute))
+	if findLabel(e, nameDatasetNotMounted, "backup/media") != nil {
+		t.Error("a backup target received with -u raised DatasetNotMounted")
 	}
 }
 

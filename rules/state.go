@@ -71,6 +71,8 @@ type hostState struct {
 	statusAt   time.Time
 	capacityAt time.Time
 	importAt   time.Time
+	// snapshotsAt: when the snapshot listing was made.
+	snapshotsAt time.Time
 	// last holds the hash of the last status payload and of each disk's
 	// SMART payload, and bySum the other way round: the same bytes again
 	// carry no news (collectors repeat themselves every poll).

@@ -170,8 +170,9 @@ func FuzzSummarizeSnapshots(f *testing.F) {
 	})
 }
 
-// FuzzRecognizeSnapshot: a recognised name has a tool and a non-negative
-// period, and syncoid's markers never a period.
+// FuzzRecognizeSnapshot: the hand-made matchers agree with the regular
+// expressions of the name forms (referenceRecognize); a recognised name
+// has a tool and a non-negative period, and syncoid's markers never one.
 func FuzzRecognizeSnapshot(f *testing.F) {
 	for _, s := range []string{
 		"autosnap_2026-11-30_00:00:01_daily", "syncoid_host_2026-11-30_00:00:01-GMT-05:00",
@@ -181,7 +182,10 @@ func FuzzRecognizeSnapshot(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		tool, _, period, ok := RecognizeSnapshot(name)
+		tool, label, period, ok := RecognizeSnapshot(name)
+		if rt, rl, rok := referenceRecognize(name); rt != tool || rl != label || rok != ok {
+			t.Fatalf("%q: %q %q %v, the expressions say %q %q %v", name, tool, label, ok, rt, rl, rok)
+		}
 		if ok && (tool == "" || period < 0 || tool == ToolSyncoid && period != 0) {
 			t.Fatalf("%q: %q %v", name, tool, period)
 		}

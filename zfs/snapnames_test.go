@@ -3,6 +3,7 @@ package zfs
 import (
 	"bufio"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +119,69 @@ func ExampleRecognizeSnapshot() {
 	tool, label, period, ok := RecognizeSnapshot("autosnap_2026-11-30_00:00:01_daily")
 	fmt.Println(tool, label, period, ok)
 	// Output: sanoid daily 24h0m0s true
+}
+
+// The name forms as regular expressions: the specification the hand-made
+// matchers of snapnames.go must agree with (TestRecognizeAgreesWithReference
+// and FuzzRecognizeSnapshot check it).
+var (
+	refSanoid        = regexp.MustCompile(`^autosnap_\d{4}-\d{2}-\d{2}_\d{2}:\d{2}:\d{2}_([a-z]+)$`)
+	refSyncoid       = regexp.MustCompile(`^syncoid_.+_\d{4}-\d{2}-\d{2}[_:]\d{2}:\d{2}:\d{2}(?:-GMT-?\d{2}:\d{2})?$`)
+	refZfsAutoSnap   = regexp.MustCompile(`^zfs-auto-snap(?:_([A-Za-z0-9.:]*))?-\d{4}-\d{2}-\d{2}-\d{4}$`)
+	refPyznap        = regexp.MustCompile(`^pyznap_\d{4}-\d{2}-\d{2}_\d{2}:\d{2}:\d{2}_([a-z]+)$`)
+	refTrueNAS       = regexp.MustCompile(`^auto-\d{4}-\d{2}-\d{2}_\d{2}-\d{2}$`)
+	refFreeNASLegacy = regexp.MustCompile(`^auto-\d{8}\.\d{4}(?:\d{2})?-\d+[hdwmy]$`)
+	refZrepl         = regexp.MustCompile(`^zrepl_(?:.*_)?(?:\d{8}_\d{6}_\d{3}|\d{4}-\d{2}-\d{2}_\d{2}:\d{2}(?::\d{2})?|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[-_]\d{2}:?\d{2})|\d{10})$`)
+)
+
+// referenceRecognize is RecognizeSnapshot written with the expressions.
+func referenceRecognize(name string) (tool, label string, ok bool) {
+	if len(name) > 255 || len(name) < 5 {
+		return "", "", false
+	}
+	if m := refSanoid.FindStringSubmatch(name); m != nil {
+		return ToolSanoid, m[1], true
+	}
+	if refTrueNAS.MatchString(name) || refFreeNASLegacy.MatchString(name) {
+		return ToolTrueNAS, "", true
+	}
+	if refSyncoid.MatchString(name) {
+		return ToolSyncoid, "", true
+	}
+	if m := refZfsAutoSnap.FindStringSubmatch(name); m != nil {
+		return ToolZfsAutoSnapshot, m[1], true
+	}
+	if m := refPyznap.FindStringSubmatch(name); m != nil {
+		return ToolPyznap, m[1], true
+	}
+	if refZrepl.MatchString(name) {
+		return ToolZrepl, "", true
+	}
+	return "", "", false
+}
+
+func TestRecognizeAgreesWithReference(t *testing.T) {
+	names := []string{
+		"auto-20190101.000000-2w", "auto-20190101.00-2w", "auto-20190101.0000-w", "auto-20190101.0000-12y",
+		"auto-20190101.0000-2x", "auto-20190101.000000", "syncoid__2026-11-30_00:00:01", "syncoid_a_b_2026-11-30:00:00:01-GMT-05:00",
+		"syncoid_h_2026-11-30_00:00:01-GMT0500", "zfs-auto-snap_-2026-11-30-0000", "zfs-auto-snap_a-b-2026-11-30-0000",
+		"zrepl_x_2026-11-30T00:00:00.123Z", "zrepl_2026-11-30T00:00:00.Z", "zrepl_2026-11-30T00:00:00_0200",
+		"zrepl__20261130_000000_000", "zrepl_a\nb_20261130_000000_000", "syncoid_a\n_2026-11-30_00:00:01",
+		"zrepl_2026-11-30_00:00", "zrepl_179600000", "autosnap_2026-11-30_00:00:01_", "pyznap_2026-11-30_00:00:00_Daily",
+	}
+	for _, file := range []string{"sanoid-issue-1014-list-t-snapshot.txt", "sanoid-issue-43-autosnap-and-syncoid.txt",
+		"zfs-auto-snapshot-nextcloud-vm-pr-718.txt", "pyznap-issue-7-list-t-snapshot.txt",
+		"zrepl-nixpkgs-pr-113090-list-t-snapshot.txt", "truenas-kdeldycke-blog-list-t-snapshot.txt"} {
+		for _, r := range readSnapshotTable(t, file) {
+			_, snap, _ := strings.Cut(r.full, "@")
+			names = append(names, snap)
+		}
+	}
+	for _, n := range names {
+		tool, label, _, ok := RecognizeSnapshot(n)
+		rt, rl, rok := referenceRecognize(n)
+		if tool != rt || label != rl || ok != rok {
+			t.Errorf("%q: %q %q %v, the expressions say %q %q %v", n, tool, label, ok, rt, rl, rok)
+		}
+	}
 }

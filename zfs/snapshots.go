@@ -65,13 +65,16 @@ type snapshotLine struct {
 }
 
 func parseSnapshotLine(line string) (snapshotLine, error) {
-	fields := splitListFields(line, len(SnapshotColumns))
-	if len(fields) != len(SnapshotColumns) {
-		return snapshotLine{}, fieldCountError(line, len(fields), SnapshotColumns)
+	fields, n := splitThree(line)
+	if n != len(SnapshotColumns) {
+		return snapshotLine{}, fieldCountError(line, n, SnapshotColumns)
 	}
 	full := fields[0]
 	at := strings.IndexByte(full, '@')
 	if at <= 0 || at == len(full)-1 {
+		if strings.IndexByte(full, '#') > 0 {
+			return snapshotLine{}, fmt.Errorf("%q is a bookmark, not a snapshot: list with -t snapshot only", clipLine(full))
+		}
 		return snapshotLine{}, fmt.Errorf("%q is not a snapshot name (dataset@snapshot): is this zfs list -t snapshot output?", clipLine(full))
 	}
 	sec, err := strconv.ParseInt(strings.TrimSpace(fields[1]), 10, 64)
@@ -88,6 +91,22 @@ func parseSnapshotLine(line string) (snapshotLine, error) {
 		created: time.Unix(sec, 0).UTC(),
 		used:    used,
 	}, nil
+}
+
+// splitThree is splitListFields for the three columns without the slice it
+// allocates: this runs once per snapshot. n is the number of fields.
+func splitThree(line string) (f [3]string, n int) {
+	if !strings.Contains(line, "\t") {
+		fs := strings.Fields(line)
+		copy(f[:], fs)
+		return f, len(fs)
+	}
+	n = strings.Count(line, "\t") + 1
+	if n == 3 {
+		f[0], line, _ = strings.Cut(line, "\t")
+		f[1], f[2], _ = strings.Cut(line, "\t")
+	}
+	return f, n
 }
 
 // datasetSnaps accumulates one dataset.
@@ -120,9 +139,11 @@ func (d *datasetSnaps) add(s snapshotLine) {
 	st := &d.stats
 	st.Count++
 	st.UsedBytes = saturatingAdd(st.UsedBytes, s.used)
+	// The names kept while streaming are slices of their lines (one line
+	// per dataset and tool stays alive); summarize clones them.
 	if st.Count == 1 || !s.created.Before(st.Newest) {
 		st.Newest = s.created
-		st.NewestName = strings.Clone(s.name)
+		st.NewestName = s.name
 	}
 	tool, label, period, ok := RecognizeSnapshot(s.name)
 	if !ok || !scheduled(tool, label) {
@@ -132,7 +153,7 @@ func (d *datasetSnaps) add(s snapshotLine) {
 		d.toolNewest = map[string]stamp{}
 	}
 	if cur, seen := d.toolNewest[tool]; !seen || !s.created.Before(cur.at) {
-		d.toolNewest[tool] = stamp{at: s.created, name: strings.Clone(s.name)}
+		d.toolNewest[tool] = stamp{at: s.created, name: s.name}
 	}
 	d.seriesFor(tool, label, period).add(s.created)
 }
@@ -207,7 +228,11 @@ func summarize(acc map[string]*datasetSnaps) []SnapshotStats {
 	out := make([]SnapshotStats, 0, len(acc))
 	for _, d := range acc {
 		st := d.stats
+		st.NewestName = strings.Clone(st.NewestName)
 		st.Scheme = d.scheme()
+		if st.Scheme != nil {
+			st.Scheme.NewestName = strings.Clone(st.Scheme.NewestName)
+		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dataset < out[j].Dataset })

@@ -178,6 +178,7 @@ func TestSummarizeShapes(t *testing.T) {
 	// A name with blanks and an @ in the snapshot part (split at the first @).
 	in.WriteString(line("tank/my photos@autosnap_2026-11-30_00:00:00_daily", 0, 10))
 	in.WriteString(line("tank/my photos@manual @ noon", 43200, 5))
+	in.WriteString(line("tank/my photos@x#y", 100, 0)) // not a valid ZFS name; still one snapshot
 	// sanoid frequently run every hour: the gaps lengthen the 15 minutes.
 	for h := int64(0); h < 6; h++ {
 		in.WriteString(line("tank/freq@autosnap_2026-11-30_00:00:00_frequently", h*3600, 0))
@@ -189,11 +190,11 @@ func TestSummarizeShapes(t *testing.T) {
 	// One TrueNAS snapshot: no gap, no period, no scheme.
 	in.WriteString(line("tank/one@auto-2026-11-30_00-00", 0, 0))
 	stats, total := summarizeString(t, in.String())
-	if total != 12 || len(stats) != 4 {
+	if total != 13 || len(stats) != 4 {
 		t.Fatalf("total %d, stats %+v", total, stats)
 	}
 	photos := statsOf(stats, "tank/my photos")
-	if photos.Count != 2 || photos.UsedBytes != 15 || photos.NewestName != "manual @ noon" ||
+	if photos.Count != 3 || photos.UsedBytes != 15 || photos.NewestName != "manual @ noon" ||
 		photos.Scheme == nil || photos.Scheme.NewestName != "autosnap_2026-11-30_00:00:00_daily" {
 		t.Errorf("photos %+v %+v", photos, photos.Scheme)
 	}
@@ -226,6 +227,8 @@ func TestSummarizeBadInput(t *testing.T) {
 		{"tank@a\tb\t1796052849\t0\n", "a tab inside a dataset name"},
 		{"tank@a\t1796052849\tlots\n", "used of tank@a"},
 		{"tank@\t1796052849\t0\n", "not a snapshot name"},
+		// nas/media#kept is the bookmark of the step k capture (k1-healthy.zfs-bookmark.txt).
+		{"nas/media#kept\t1795737601\t0\n", "is a bookmark, not a snapshot: list with -t snapshot only"},
 	}
 	for _, c := range cases {
 		good := "ok@x\t1796052849\t0\n"
