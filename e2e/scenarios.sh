@@ -117,6 +117,7 @@ rules:
   # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
   # E2E_DS_FOR: the issue-15 alerts the built zwatch knows, at 0s too (scenarios_datasets.sh)
   for: {PoolCapacity: 0s${E2E_DS_FOR:-}}
+$(declare -F e2e_config_datasets_rules >/dev/null && e2e_config_datasets_rules)
 notify:
   console: true
   channels:

@@ -35,6 +35,14 @@ e2e_config_datasets() {
 EOF
 }
 
+# e2e_config_datasets_rules: the rules: lines (appended): backup/* is where snapshots are received
+e2e_config_datasets_rules() {
+  cat <<EOF
+  replication:
+    targets: [{dataset: "backup/*", max_age: 7d}]
+EOF
+}
+
 ds_prepare() {
   local s=datasets now d=86400 i t names=""
   g "zpool create -f -o ashift=12 nas $D/virtio-ZWV0003 && zpool create -f -o ashift=12 offsite mirror $D/$DS_OFFSITE_A $D/$DS_OFFSITE_B && truncate -s 512M $DS_BACKUP_IMG && zpool create -f -o ashift=12 backup $DS_BACKUP_IMG" \
