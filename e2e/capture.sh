@@ -382,7 +382,7 @@ main() {
     "step_$s" || say "step $s FAILED"
   done
   if [ $# -eq 0 ]; then  # k uses disks the steps above hold: a fresh VM
-    vm_shutdown; vm_boot || exit 1
+    vm_shutdown; vm_boot || exit 1; own=1
     step_k || say "step k FAILED"
     step_kbulk || say "step kbulk FAILED"
   fi

@@ -8,7 +8,7 @@
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
 #                               restart encrypted capacity replace scrub suspend stale locked unmounted
-#                               keyfile interrupted missing snapcost nvme pollcost captured-2.1.11 live-2.1.11
+#                               keyfile interrupted missing forget snapcost nvme pollcost captured-2.1.11 live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -26,7 +26,7 @@ T_START=$(date +%s)
 
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
-DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing snapcost)  # scenarios_datasets.sh
+DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
 ALL=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" nvme pollcost captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
@@ -134,6 +134,7 @@ if [ $needs23 = 1 ]; then
         keyfile) sc_ds_keyfile ;;
         interrupted) sc_ds_interrupted ;;
         missing) sc_ds_missing ;;
+        forget) has missing || sc_ds_missing; sc_ds_forget ;;
         snapcost) sc_ds_snapcost ;;
       esac
     done
