@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
@@ -46,7 +48,7 @@ func ruleReplicationStale(c *evalCtx, s *zfs.SnapshotStats) {
 	pool := poolOfDataset(s.Dataset)
 	name := shellWord(s.Dataset)
 	var summary, what string
-	ev := map[string]string{"max_age": ageText(maxAge), "count": fmt.Sprint(s.Count)}
+	ev := map[string]string{"max_age": units.Age(maxAge), "count": fmt.Sprint(s.Count)}
 	if s.Count == 0 {
 		summary = fmt.Sprintf("backup target %s has no snapshots", s.Dataset)
 		what = fmt.Sprintf("Backup target %s has no snapshot at all, so nothing was ever received into it (or it was all pruned)", s.Dataset)
@@ -55,9 +57,9 @@ func ruleReplicationStale(c *evalCtx, s *zfs.SnapshotStats) {
 		if age <= maxAge {
 			return
 		}
-		summary = fmt.Sprintf("backup target %s: newest snapshot is %s old", s.Dataset, ageText(age))
+		summary = fmt.Sprintf("backup target %s: newest snapshot is %s old", s.Dataset, units.Age(age))
 		what = fmt.Sprintf("The newest snapshot received into %s, %s@%s, was taken %s (%s ago); rules.replication.targets allows %s",
-			s.Dataset, s.Dataset, s.NewestName, s.Newest.UTC().Format(time.RFC3339), ageText(age), ageText(maxAge))
+			s.Dataset, s.Dataset, s.NewestName, s.Newest.UTC().Format(time.RFC3339), units.Age(age), units.Age(maxAge))
 		ev["newest"], ev["newest_name"] = s.Newest.UTC().Format(time.RFC3339), s.NewestName
 	}
 	c.emit(cond{name: nameReplicationStale, severity: alert.Warning, pool: pool,

@@ -70,7 +70,7 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 	case configured && maxAge == 0:
 		return
 	case configured:
-		expect = fmt.Sprintf("rules.snapshots.max_age allows %s", ageText(maxAge))
+		expect = fmt.Sprintf("rules.snapshots.max_age allows %s", units.Age(maxAge))
 		hint = "check the job that takes them"
 		if s.Scheme != nil {
 			hint = snapshotToolHint(s.Scheme.Tool, s.Dataset)
@@ -87,7 +87,7 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 		maxAge = 2*sc.Period + grace
 		newest, newestName = sc.Newest, sc.NewestName
 		expect = fmt.Sprintf("%s takes %s snapshots every %s, so zwatch allows %s (twice that plus %s grace)",
-			sc.Tool, schemeLabel(sc), ageText(sc.Period), ageText(maxAge), ageText(grace))
+			sc.Tool, schemeLabel(sc), units.Age(sc.Period), units.Age(maxAge), units.Age(grace))
 		hint = snapshotToolHint(sc.Tool, s.Dataset)
 	}
 	age := c.now.Sub(newest)
@@ -97,11 +97,11 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 	pool := poolOfDataset(s.Dataset)
 	c.emit(cond{name: nameSnapshotStale, severity: alert.Warning, pool: pool,
 		labels:  map[string]string{"pool": pool, "dataset": s.Dataset},
-		summary: fmt.Sprintf("snapshots of %s stopped: newest is %s old", s.Dataset, ageText(age)),
+		summary: fmt.Sprintf("snapshots of %s stopped: newest is %s old", s.Dataset, units.Age(age)),
 		desc: fmt.Sprintf("The newest snapshot of %s, %s@%s, was taken %s (%s ago); %s. Snapshots are not being taken: %s.",
-			s.Dataset, s.Dataset, newestName, newest.UTC().Format(time.RFC3339), ageText(age), expect, hint),
+			s.Dataset, s.Dataset, newestName, newest.UTC().Format(time.RFC3339), units.Age(age), expect, hint),
 		evidence: listingEvidence(c, map[string]string{"newest": newest.UTC().Format(time.RFC3339), "newest_name": newestName,
-			"max_age": ageText(maxAge), "count": fmt.Sprint(s.Count)})})
+			"max_age": units.Age(maxAge), "count": fmt.Sprint(s.Count)})})
 }
 
 func schemeLabel(sc *zfs.SnapshotScheme) string {
@@ -201,28 +201,6 @@ func snapshotCountOf(c *evalCtx, dataset string) string {
 		}
 	}
 	return ""
-}
-
-// ageText writes an age or period for people: 15m, 3h, 1d2h, 4d15h.
-func ageText(d time.Duration) string {
-	if d < time.Minute {
-		return d.Truncate(time.Second).String()
-	}
-	d = d.Truncate(time.Minute)
-	days, rest := d/(24*time.Hour), d%(24*time.Hour)
-	var s string
-	if days > 0 {
-		s = fmt.Sprintf("%dd", days)
-		rest = rest.Truncate(time.Hour)
-	}
-	if rest > 0 {
-		r := strings.TrimSuffix(rest.String(), "0s")
-		s += strings.TrimSuffix(r, "h0m")
-		if strings.HasSuffix(r, "h0m") {
-			s += "h"
-		}
-	}
-	return s
 }
 
 // listingEvidence adds when the snapshot listing was made: if zwatch's

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/units"
+
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -189,8 +191,8 @@ func TestAgeText(t *testing.T) {
 		30 * time.Second: "30s", 15 * time.Minute: "15m", time.Hour: "1h", 90 * time.Minute: "1h30m",
 		24 * time.Hour: "1d", 26 * time.Hour: "1d2h", 111*time.Hour + 38*time.Minute: "4d15h",
 	} {
-		if got := ageText(d); got != want {
-			t.Errorf("ageText(%s) = %s, want %s", d, got, want)
+		if got := units.Age(d); got != want {
+			t.Errorf("units.Age(%s) = %s, want %s", d, got, want)
 		}
 	}
 }

@@ -45,10 +45,10 @@ YAML
 "$bin" run --config "$work/cfg.yaml" >"$work/log" 2>&1 &
 pid=$!
 sleep 32
-echo "after 32 s: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t\n' ' ')"
+echo "after 32 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 t0=$(awk '{print $14+$15}' /proc/$pid/stat)
 sleep 30
 t1=$(awk '{print $14+$15}' /proc/$pid/stat)
-echo "after 62 s: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t\n' ' ')"
+echo "after 62 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 echo "CPU ticks in 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
 grep -E 'level=ERROR' "$work/log" || true
