@@ -50,15 +50,7 @@ func mustWrite(t *testing.T, path, content string, mode os.FileMode) {
 
 func readDatasets(t *testing.T, c *Datasets) facts.DatasetsData {
 	t.Helper()
-	pub := &memPublisher{}
-	if err := c.Collect(context.Background(), pub); err != nil {
-		t.Fatal(err)
-	}
-	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != facts.KindDatasets || msgs[0].collector != "datasets" {
-		t.Fatalf("published %+v", msgs)
-	}
-	return msgs[0].data.(facts.DatasetsData)
+	return collectOnce[facts.DatasetsData](t, c, facts.KindDatasets)
 }
 
 func byName(d facts.DatasetsData, name string) facts.DatasetState {

@@ -18,15 +18,7 @@ const snapshotsArgv = "list -Hp -t snapshot -o name,creation,used -s creation"
 
 func readSnapshots(t *testing.T, c *Snapshots) facts.SnapshotsData {
 	t.Helper()
-	pub := &memPublisher{}
-	if err := c.Collect(context.Background(), pub); err != nil {
-		t.Fatal(err)
-	}
-	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != facts.KindSnapshots || msgs[0].collector != "snapshots" {
-		t.Fatalf("published %+v", msgs)
-	}
-	return msgs[0].data.(facts.SnapshotsData)
+	return collectOnce[facts.SnapshotsData](t, c, facts.KindSnapshots)
 }
 
 func statsOf(d facts.SnapshotsData, dataset string) zfs.SnapshotStats {

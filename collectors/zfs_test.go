@@ -67,6 +67,21 @@ func (p *memPublisher) all() []published {
 	return append([]published(nil), p.msgs...)
 }
 
+// collectOnce runs c once and returns the one fact of kind, named after
+// c, that it must publish.
+func collectOnce[T any](t *testing.T, c Collector, kind string) T {
+	t.Helper()
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	msgs := pub.all()
+	if len(msgs) != 1 || msgs[0].kind != kind || msgs[0].collector != c.Name() {
+		t.Fatalf("published %+v, want one %s from %s", msgs, kind, c.Name())
+	}
+	return msgs[0].data.(T)
+}
+
 func TestZpoolStatusPicksJSONOn23(t *testing.T) {
 	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{
 		"version":                    captured + "a.version.txt",
