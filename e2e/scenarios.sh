@@ -513,7 +513,14 @@ sc_suspend() {
   sleep 1
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd9"}}' >/dev/null || { bad $s "QMP device_del sd9"; return 1; }
   t_gone=$(vm_wait "$id" 30)
-  t_susp=$(vm_wait "$ks" 120) || { bad $s "ZFS suspends the pool within 120 s"; return 1; }
+  t_susp=$(vm_wait "$ks" 120) || {
+    bad $s "ZFS suspends the pool within 120 s" "state $(vm_run "cat /proc/spl/kstat/zfs/$SUSP_POOL/state")"
+    # leave no writer hung on the pool for the scenarios after this one
+    g "touch /tmp/zw-susp-stop"; susp_plug
+    vm_run "for i in \$(seq 60); do udevadm settle; zpool clear $SUSP_POOL 2>/dev/null; [ \"\$(cat /proc/spl/kstat/zfs/$SUSP_POOL/state)\" = ONLINE ] && exit 0; sleep 1; done; exit 1"
+    vm_wait "$writer" 60 >/dev/null 2>&1; g "zpool destroy -f $SUSP_POOL"
+    return 1
+  }
   after=$((t_gone - 5000000000))
   figure $s "disk dropped by the kernel -> pool SUSPENDED (kstat)" "$(ms "$t_susp" "$t_gone")" ms "guest clock (ZFS, not zwatch): /sys/block/$dev gone -> /proc/spl/kstat/zfs/$SUSP_POOL/state SUSPENDED"
   if tn=$(wait_note 60 --after "$after" --status firing --alert PoolSuspended --contains "pool $SUSP_POOL is SUSPENDED"); then

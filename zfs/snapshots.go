@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // SnapshotColumns are the columns SummarizeSnapshots reads, as given to
@@ -31,10 +32,13 @@ func SummarizeSnapshots(r io.Reader) (stats []SnapshotStats, total int, err erro
 	lr := newLineReader(r)
 	acc := map[string]*datasetSnaps{}
 	for n := 1; ; n++ {
-		line, ok := lr.next()
+		b, ok := lr.nextBytes()
 		if !ok {
 			break
 		}
+		// A view of the reader's buffer, not a copy: this runs once per
+		// snapshot, and what is kept of a line is copied (datasetSnaps.add).
+		line := unsafe.String(unsafe.SliceData(b), len(b))
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -115,14 +119,17 @@ type datasetSnaps struct {
 	// series are the tool schedules seen here (sanoid hourly, truenas…):
 	// a handful per dataset, whatever the number of snapshots.
 	series []*snapSeries
+	// newestName is stats.NewestName while streaming, a buffer reused as
+	// each newer snapshot comes (in a listing sorted by creation, each one).
+	newestName []byte
 	// toolNewest is the newest snapshot of each tool, whatever its label.
-	toolNewest map[string]stamp
+	toolNewest map[string]*stamp
 }
 
-// stamp is a snapshot's creation and name.
+// stamp is a snapshot's creation and name, the name in a reused buffer.
 type stamp struct {
 	at   time.Time
-	name string
+	name []byte
 }
 
 // snapSeries is one tool and label on one dataset.
@@ -139,21 +146,26 @@ func (d *datasetSnaps) add(s snapshotLine) {
 	st := &d.stats
 	st.Count++
 	st.UsedBytes = saturatingAdd(st.UsedBytes, s.used)
-	// The names kept while streaming are slices of their lines (one line
-	// per dataset and tool stays alive); summarize clones them.
+	// s.name is a view of the reader's buffer: what is kept is copied into
+	// buffers of this dataset's own, reused; summarize makes the strings.
 	if st.Count == 1 || !s.created.Before(st.Newest) {
 		st.Newest = s.created
-		st.NewestName = s.name
+		d.newestName = append(d.newestName[:0], s.name...)
 	}
 	tool, label, period, ok := RecognizeSnapshot(s.name)
 	if !ok || !scheduled(tool, label) {
 		return
 	}
 	if d.toolNewest == nil {
-		d.toolNewest = map[string]stamp{}
+		d.toolNewest = map[string]*stamp{}
 	}
-	if cur, seen := d.toolNewest[tool]; !seen || !s.created.Before(cur.at) {
-		d.toolNewest[tool] = stamp{at: s.created, name: s.name}
+	cur := d.toolNewest[tool]
+	if cur == nil {
+		cur = &stamp{}
+		d.toolNewest[strings.Clone(tool)] = cur
+	}
+	if cur.name == nil || !s.created.Before(cur.at) {
+		cur.at, cur.name = s.created, append(cur.name[:0], s.name...)
 	}
 	d.seriesFor(tool, label, period).add(s.created)
 }
@@ -217,8 +229,10 @@ func (d *datasetSnaps) scheme() *SnapshotScheme {
 			continue
 		}
 		if best == nil || p < best.Period {
-			nw := d.toolNewest[sr.tool]
-			best = &SnapshotScheme{Tool: sr.tool, Label: sr.label, Period: p, Newest: nw.at, NewestName: nw.name}
+			best = &SnapshotScheme{Tool: sr.tool, Label: sr.label, Period: p}
+			if nw := d.toolNewest[sr.tool]; nw != nil {
+				best.Newest, best.NewestName = nw.at, string(nw.name)
+			}
 		}
 	}
 	return best
@@ -228,11 +242,8 @@ func summarize(acc map[string]*datasetSnaps) []SnapshotStats {
 	out := make([]SnapshotStats, 0, len(acc))
 	for _, d := range acc {
 		st := d.stats
-		st.NewestName = strings.Clone(st.NewestName)
+		st.NewestName = string(d.newestName)
 		st.Scheme = d.scheme()
-		if st.Scheme != nil {
-			st.Scheme.NewestName = strings.Clone(st.Scheme.NewestName)
-		}
 		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dataset < out[j].Dataset })
