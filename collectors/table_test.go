@@ -2,7 +2,9 @@ package collectors
 
 import (
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/execx"
@@ -80,10 +82,32 @@ func TestTableFamilies(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events"}; !slices.Equal(byFamily["zfs"], want) {
+	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import"}; !slices.Equal(byFamily["zfs"], want) {
 		t.Errorf("ZFS family %v, want %v", byFamily["zfs"], want)
 	}
 	if want := []string{SmartCollectorName}; !slices.Equal(byFamily["smart"], want) {
 		t.Errorf("SMART family %v, want %v", byFamily["smart"], want)
+	}
+}
+
+// A pool coming or going polls the datasets at once and once more a little
+// later (the mounts of zpool import follow its event), and zpool import once.
+func TestPoolsChangedPokesDatasetsTwice(t *testing.T) {
+	var mu sync.Mutex
+	pokes := map[string]int{}
+	env := Env{Poke: func(name string) func() {
+		return func() { mu.Lock(); pokes[name]++; mu.Unlock() }
+	}}
+	poolsChanged(env, 50*time.Millisecond)()
+	mu.Lock()
+	if pokes["datasets"] != 1 || pokes["zpool_import"] != 1 {
+		t.Fatalf("at once: %v", pokes)
+	}
+	mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if pokes["datasets"] != 2 || pokes["zpool_import"] != 1 {
+		t.Fatalf("after the recheck: %v", pokes)
 	}
 }

@@ -67,6 +67,21 @@ func (p *memPublisher) all() []published {
 	return append([]published(nil), p.msgs...)
 }
 
+// collectOnce runs c once and returns the one fact of kind, named after
+// c, that it must publish.
+func collectOnce[T any](t *testing.T, c Collector, kind string) T {
+	t.Helper()
+	pub := &memPublisher{}
+	if err := c.Collect(context.Background(), pub); err != nil {
+		t.Fatal(err)
+	}
+	msgs := pub.all()
+	if len(msgs) != 1 || msgs[0].kind != kind || msgs[0].collector != c.Name() {
+		t.Fatalf("published %+v, want one %s from %s", msgs, kind, c.Name())
+	}
+	return msgs[0].data.(T)
+}
+
 func TestZpoolStatusPicksJSONOn23(t *testing.T) {
 	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{
 		"version":                    captured + "a.version.txt",
@@ -119,7 +134,7 @@ func TestZpoolStatusTextBefore23(t *testing.T) {
 
 func TestZpoolListReadsRealOutput(t *testing.T) {
 	zpool := zpoolStandIn(t, t.TempDir(), "zpool", map[string]string{"list -Hp": captured + "b1-offline.zpool-list-Hp.txt"})
-	zfsCmd := zpoolStandIn(t, t.TempDir(), "zfs", map[string]string{"list -Hp -o name,used,avail,quota,refquota": captured + "b1-offline.zfs-list-Hp.txt"})
+	zfsCmd := rootDatasetsStandIn(t, captured+"b1-offline.zfs-list-Hp.txt")
 	c := &ZpoolList{Runner: execx.New(5 * time.Second), Zpool: zpool, Zfs: zfsCmd}
 	pub := &memPublisher{}
 	if err := c.Collect(context.Background(), pub); err != nil {
@@ -129,9 +144,28 @@ func TestZpoolListReadsRealOutput(t *testing.T) {
 	if len(cd.Pools) != 2 || cd.Pools[1].Name != "vault" || cd.Pools[1].Health != zfs.StateDegraded || cd.Pools[1].SizeBytes != 5905580032 {
 		t.Fatalf("pools = %+v", cd.Pools)
 	}
-	if len(cd.Datasets) == 0 {
-		t.Fatal("no datasets")
+	// Only the pools' root datasets: every dataset's quota is the datasets collector's.
+	if len(cd.Datasets) != 2 || cd.Datasets[0].Name != "fast" || cd.Datasets[1].Name != "vault" || cd.Datasets[1].AvailBytes != 3706577120 {
+		t.Fatalf("datasets = %+v", cd.Datasets)
 	}
+}
+
+// rootDatasetsStandIn is a zfs that answers `zfs list -Hp -o
+// name,used,avail,quota,refquota POOL...` with the rows of those names from
+// a real full listing: the rows zfs prints for the names given.
+func rootDatasetsStandIn(t testing.TB, listing string) string {
+	t.Helper()
+	abs, err := filepath.Abs(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testutil.WriteScript(t, t.TempDir(), "zfs", fmt.Sprintf(`#!/bin/sh
+[ "$1 $2 $3 $4" = "list -Hp -o name,used,avail,quota,refquota" ] || { echo "stand-in: unexpected argv: $*" >&2; exit 2; }
+shift 4
+for name in "$@"; do
+	awk -F '\t' -v n="$name" '$1 == n' %q
+done
+`, abs))
 }
 
 func TestHungZpoolIsATimeoutNotAStuckDaemon(t *testing.T) {

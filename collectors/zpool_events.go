@@ -26,9 +26,15 @@ type EventFollower struct {
 	// Settled is called once a burst of events is over; the daemon polls
 	// zpool list on it, which is not urgent and should not share the CPU
 	// with the status poll.
-	Settled  func()
-	Debounce time.Duration
-	Log      *slog.Logger
+	Settled func()
+	// PoolChanged is called once a burst of pool events (a pool imported,
+	// exported, created or destroyed) has been quiet for poolSettle; the
+	// daemon polls the datasets and zpool_import collectors on it. Key loads
+	// and unloads post no event (OpenZFS logs them as ioctl history, which
+	// posts none), so keys are seen at the datasets interval.
+	PoolChanged func()
+	Debounce    time.Duration
+	Log         *slog.Logger
 	// Now is the clock; events older than the follower's start are history.
 	Now func() time.Time
 }
@@ -59,6 +65,8 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 	}
 	poke := newDebouncer(f.Debounce, f.Poke, f.Settled)
 	defer poke.stop()
+	poolPoke := newDebouncer(poolSettle, nil, f.PoolChanged)
+	defer poolPoke.stop()
 	burst := newBurst(f.log(), f.Debounce)
 	defer burst.stop()
 	history := 0
@@ -79,6 +87,9 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
 		poke.fire()
+		if isPoolEvent(ev.Class) {
+			poolPoke.fire()
+		}
 		return nil
 	})
 	werr := cmd.Wait()
@@ -101,6 +112,22 @@ func (f *EventFollower) log() *slog.Logger {
 	}
 	return f.Log
 }
+
+// isPoolEvent says whether class is a pool coming or going
+// (sys/sysevent/eventdefs.h ESC_ZFS_POOL_*, posted by module/zfs/spa.c).
+func isPoolEvent(class string) bool {
+	switch class {
+	case "sysevent.fs.zfs.pool_import", "sysevent.fs.zfs.pool_export",
+		"sysevent.fs.zfs.pool_create", "sysevent.fs.zfs.pool_destroy":
+		return true
+	}
+	return false
+}
+
+// poolSettle is how long pool events must be quiet before PoolChanged: the
+// export event is posted before the pool leaves the namespace, and zpool
+// import mounts the datasets after its import event.
+const poolSettle = 2 * time.Second
 
 // foldWindow is how long identical events (same class, pool, device and
 // device state) after a published one are folded into it: a suspended

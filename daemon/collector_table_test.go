@@ -149,7 +149,7 @@ func TestCollectorComponentsFollowTheTable(t *testing.T) {
 	cfg := config.Default()
 	cfg.ZFS.Zpool, cfg.ZFS.Zfs, cfg.Smart.Smartctl = zpool, zfsCmd, zpool // any executable will do
 	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, newTracker(), slog.New(slog.DiscardHandler))
-	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "smart"}
+	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "smart"}
 	if got := names(comps); !slices.Equal(got, want) {
 		t.Errorf("components %v, want %v", got, want)
 	}

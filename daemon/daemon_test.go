@@ -30,7 +30,9 @@ case "$*" in
 "version") cat %[2]q/a.version.txt ;;
 "list -Hp") cat %[2]q/$s.zpool-list-Hp.txt ;;
 "status -j --json-int -p -P") cat %[2]q/$s.zpool-status-j.json ;;
-"list -Hp -o name,used,avail,quota,refquota") cat %[2]q/$s.zfs-list-Hp.txt ;;
+"list -Hp -o name,used,avail,quota,refquota "*) shift 4; for n in "$@"; do awk -F '\t' -v n="$n" '$1 == n' %[2]q/$s.zfs-list-Hp.txt; done ;;
+"list -H -o name") cut -f1 %[2]q/$s.zpool-list-Hp.txt ;;
+"import") echo "no pools available to import" >&2; exit 1 ;;
 *) echo "stand-in: unexpected argv: $*" >&2; exit 2 ;;
 esac
 `, step, abs)

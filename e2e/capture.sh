@@ -5,7 +5,8 @@
 #   e2e/capture.sh                 boot (if needed), run all steps a..i, write README.md, shut down
 #   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
 #                                  other's pool state: a b d c c2 c3 e f g h i j is the full order;
-#                                  j is self-contained and can run alone in a fresh VM)
+#                                  j is self-contained and can run alone in a fresh VM; k then kbulk
+#                                  need a fresh VM of their own: the full run reboots for them)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -49,6 +50,9 @@ declare -A NOTES=(
   [j]="Self-contained (also run on its own in a fresh VM): single-disk pool 'tank' on ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003 with 96 MB of data; scrub with the disk's reads throttled by QEMU to 1 MiB/s -> 'scrub in progress' (j1), zpool scrub -p -> 'scrub paused' (j2), resumed and finished (j3); then 512 KiB of /dev/urandom written at the on-disk location of victim.bin's 9th 128K record (DVA from zdb -ddddd) and zpool scrub -w -> unrecoverable CKSUM errors and 'Permanent errors have been detected' with the file list in zpool status -v (j4). All commands name the pool, so other pools don't appear."
   [i]="zpool events -v / -H -v after all steps above (i1); then zpool events -c, and the stream of zpool events -f -H -v while zpool offline/online of ata-...0000001 and its resilver (i2), followed by zpool events -v of just that (i3). Also arcstats at the end."
 )
+
+NOTES[k]="Self-contained, in a fresh VM (its own boot in a full run): pools 'nas' (mirror virtio-ZWV0001/2), 'backup' (virtio-ZWV0003), 'offsite' (mirror of the scsi-hd scsi-...01/wwn-...02). Datasets: nas/media (mountpoint /srv/media, on the guest's ext4 root disk), nas/secret (aes-256-gcm, keyformat=raw, keylocation=file:///etc/zfs/keys/secret.key, 32 random bytes, mode 600) with child nas/secret/photos, nas/vault (keyformat=passphrase, keylocation=prompt), nas/archive (keyformat=hex file key, canmount=noauto), 'nas/My Documents' (a space), nas/legacy (mountpoint=legacy), nas/nomount (none), nas/off (canmount=off), nas/noauto, nas/ro (readonly=on), nas/quota (quota 200M, refquota 100M), nas/vol (64M volume), nas/sparsevol (sparse 1G volume). Snapshots named as sanoid/syncoid, zfs-auto-snapshot, TrueNAS (and FreeNAS 9-11), zrepl and pyznap name them, each created with the guest clock set (date -s) to the time its name says, days back; clock restored to the host's time after; k1-healthy.date-s.txt is the guest time of the capture. k2: unknown properties in -o; a dataset named on the command line that does not exist; a create/destroy loop beside zfs list to catch a dataset vanishing mid-list (k2-vanished, exit 99 = not provoked). k3: zfs send of the oldest nas/media snapshot to backup/media, then zfs send -I up to the syncoid snapshot cut at 12,000,000 bytes (head -c) into zfs receive -s -> receive_resume_token. k4: zfs unload-key of nas/secret (file), nas/vault (prompt) and nas/archive; key file moved away; a 31-byte raw key; keys loaded back. k5: zfs unmount nas/media, then files written into /srv/media (and a symlink to /etc), then zfs mount over them. k6: mountpoints with a tab and a space. k7: zpool import with nothing exported; offsite exported (the cache file from before the export kept as /root/zpool.cache.boot, as a boot that did not import it would see it), then its disks removed one by one (QMP device_del sd2, then sd1), plugged back and imported. zpool events -v after each state (then zpool events -c). Seen on 2.3.2: zpool import with nothing to import prints no pools available to import on stderr and exits 0 (k7-none, k7-both-missing); zpool import -c lists only pools that are not imported (k7-none, k7-imported: nothing while all are imported); with a device missing it first prints cachefile import failed, retrying on stdout (k7-missing, k7-both-missing); zfs load-key/unload-key and zfs mount/unmount post no zpool event (the k4 and k5 events files hold only the header), pool export/import do (sysevent.fs.zfs.pool_export, pool_import, config_sync); zfs mount over a non-empty mountpoint succeeds and hides the files (overlay=on, the default: k5-unmounted.zfs-mount.txt, k5-remounted.find-mountpoint.txt); zfs receive -s -u leaves backup/media unmounted until zfs mount -a (k3, k4-unlocked)."
+NOTES[kbulk]="After k, same VM: pool 'bulk' (virtio-ZWV0006, lz4) with 50 datasets bulk/d00..d49; 20 rounds of zfs snapshot -r bulk@autosnap_<hour>_hourly (sanoid's recursive form, hourly names, the guest clock set to each round's hour) -> 1,020 snapshots; the listing timed (5 runs, after a count). One snapshot per dataset per txg is all OpenZFS takes (kbulk.multiple-snapshots-one-fs.txt), and one round takes 10-20 s under TCG, so 50,000 real snapshots cannot be made here: benchmarks scale this listing and say so."
 
 say() { printf '[capture %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
@@ -323,7 +327,7 @@ readme() {
     echo "- ZFS: \`$zver\` (Debian package $(. "$OUT/.image-env" 2>/dev/null; echo "${ZFS_USERLAND:-?}"), kernel module built from zfs-dkms of the same version)"
     echo "- kernel: \`$kver\` (Debian bookworm), guest hostid 5a776174, hostname zwatch-e2e"
     echo "- $qver, machine q35, $(. "$OUT/.image-env" 2>/dev/null; echo "${ACCEL:-tcg}")"
-    echo "- captured: $(date -u +%F)"
+    echo "- captured: $(paste -sd ';' "$OUT/.dates" 2>/dev/null | sed 's/;/; /g' || date -u +%F)"
     [ -f "$OUT/.run" ] && echo "- run: $(tr '\n' ' ' < "$OUT/.run")"
     echo
     echo "## Disks"
@@ -339,10 +343,11 @@ readme() {
     echo "## Scenario steps"
     echo
     echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous"
-    echo "left; step j only uses its own pool (in this directory it may come from a separate VM boot: see .run)."
+    echo "left; step j only uses its own pool (in this directory it may come from a separate VM boot: see .run);"
+    echo "steps k and kbulk run in a fresh VM of their own (a second boot)."
     echo
     local s
-    for s in a b d c c2 c3 e f g h i j; do
+    for s in a b d c c2 c3 e f g h i j k kbulk; do
       echo "- **step $s**: ${NOTES[$s]}"
     done
     echo
@@ -360,12 +365,15 @@ readme() {
   say "wrote $R"
 }
 
+# shellcheck source=capture_datasets.sh
+source "$HERE/capture_datasets.sh"
+
 main() {
   if [ "${1:-}" = readme ]; then readme; return; fi
   local steps=("$@") own=0
   if [ ${#steps[@]} -eq 0 ]; then
     steps=(a b d c c2 c3 e f g h i j)
-    rm -f "$OUT"/* "$MAN" "$OUT/.run"
+    rm -f "$OUT"/* "$MAN" "$OUT/.run" "$OUT/.dates"
   fi
   local t0; t0=$(date +%s)
   if ! vm_running; then vm_boot || exit 1; own=1; fi
@@ -373,6 +381,16 @@ main() {
   for s in "${steps[@]}"; do
     "step_$s" || say "step $s FAILED"
   done
+  if [ $# -eq 0 ]; then  # k uses disks the steps above hold: a fresh VM
+    vm_shutdown; vm_boot || exit 1; own=1
+    step_k || say "step k FAILED"
+    step_kbulk || say "step kbulk FAILED"
+  fi
+  if [ $# -eq 0 ]; then
+    echo "$(date -u +%F) (full run)" > "$OUT/.dates"
+  else
+    grep -qxF "$(date -u +%F) (steps $*)" "$OUT/.dates" 2>/dev/null || echo "$(date -u +%F) (steps $*)" >> "$OUT/.dates"
+  fi
   if [ $# -eq 0 ]; then
     echo "full capture.sh run of $(( $(date +%s) - t0 )) s (boot to ready ${ZW_BOOT_SECONDS%.*} s, $(cat "$ZW_VM_DIR/accel" 2>/dev/null))" > "$OUT/.run"
   elif [ $own = 1 ]; then

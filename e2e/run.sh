@@ -7,8 +7,8 @@
 #   e2e/run.sh all              the same plus live-2.1.11 (a short boot of the 2.1.11 image)
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
-#                               restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11
-#                               live-2.1.11
+#                               restart encrypted capacity replace scrub suspend stale locked unmounted
+#                               keyfile interrupted missing forget snapcost nvme pollcost captured-2.1.11 live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -26,11 +26,12 @@ T_START=$(date +%s)
 
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
-ALL=(provision offline unplug restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11 live-2.1.11)
+DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
+ALL=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" nvme pollcost captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
-DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend nvme pollcost captured-2.1.11)
+DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" nvme pollcost captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
 [ "${want[*]}" = all ] && want=("${ALL[@]}")
 for w in "${want[@]}"; do
@@ -42,6 +43,8 @@ for w in offline unplug restart replace scrub pollcost; do has $w && needs_vault
 has restart && ! has unplug && want=(unplug "${want[@]}")   # restart is judged on the unplug alert
 has replace && ! has unplug && want=(unplug "${want[@]}")   # replace runs the unplug alert's guide
 [ $needs_vault = 1 ] && ! has provision && want=(provision "${want[@]}")
+needs_ds=0
+for w in "${DS_SCENARIOS[@]}"; do [ "$w" != snapcost ] && has "$w" && needs_ds=1; done
 needs23=0
 for w in "${want[@]}"; do case $w in captured-2.1.11|live-2.1.11) ;; *) needs23=1 ;; esac; done
 
@@ -53,6 +56,9 @@ say "building static zwatch, sink, parsecost"
   "$GO" build -trimpath -o "$BIN/sink" ./e2e/sink &&
   "$GO" build -trimpath -o "$BIN/parsecost" ./e2e/parsecost ) || { say "build failed"; exit 1; }
 T_BUILT=$(date +%s)
+# shellcheck source=scenarios_datasets.sh
+source "$HERE/scenarios_datasets.sh"
+E2E_DS_FOR=$(ds_known_alerts "$BIN/zwatch"); export E2E_DS_FOR
 mkdir -p "$ZW_E2E_OUT"
 rm -f "$ZW_E2E_OUT"/*
 : > "$ZW_E2E_OUT/results.tsv"; : > "$ZW_E2E_OUT/figures.tsv"
@@ -95,6 +101,8 @@ if [ $needs23 = 1 ]; then
     source "$HERE/vm.sh"
     # shellcheck source=scenarios.sh
     source "$HERE/scenarios.sh"
+    # shellcheck source=scenarios_datasets.sh
+    source "$HERE/scenarios_datasets.sh"
     cleanup() {
       e2e_teardown
       if [ -n "${ZW_E2E_KEEP_VM:-}" ]; then say "VM left running (ZW_VM_DIR=$ZW_VM_DIR)"; else vm_shutdown; fi
@@ -106,6 +114,7 @@ if [ $needs23 = 1 ]; then
     vm_boot || { bad boot "VM boot (2.3.2)"; exit 1; }
     figure boot "2.3.2 VM boot to agent ready" "$ZW_BOOT_SECONDS" s "vm.sh boot ($(cat "$ZW_VM_DIR/accel"))"
     share_bins
+    [ $needs_ds = 1 ] && ds_prepare   # before zwatch and the sink start: it sets the guest clock back
     e2e_setup || exit 1
     has nvme && sc_nvme_inject          # checked at the end: the SMART interval runs meanwhile
     for w in "${want[@]}"; do
@@ -119,6 +128,14 @@ if [ $needs23 = 1 ]; then
         capacity) [ -n "${E2E_FILL_JOB:-}" ] || sc_capacity_start; sc_capacity_check ;;
         encrypted) sc_encrypted ;;
         suspend) sc_restart_check; sc_suspend ;;
+        stale) sc_ds_stale ;;
+        locked) sc_ds_locked ;;
+        unmounted) sc_ds_unmounted ;;
+        keyfile) sc_ds_keyfile ;;
+        interrupted) sc_ds_interrupted ;;
+        missing) sc_ds_missing ;;
+        forget) has missing || sc_ds_missing; sc_ds_forget ;;
+        snapcost) sc_ds_snapcost ;;
       esac
     done
     sc_restart_check

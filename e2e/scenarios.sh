@@ -110,11 +110,14 @@ zfs:
   list_interval: 2s
   status_interval: 5s
   follow_events: true
+$(declare -F e2e_config_datasets >/dev/null && e2e_config_datasets)
 smart:
   interval: 1m
 rules:
   # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
-  for: {PoolCapacity: 0s}
+  # E2E_DS_FOR: the issue-15 alerts the built zwatch knows, at 0s too (scenarios_datasets.sh)
+  for: {PoolCapacity: 0s${E2E_DS_FOR:-}}
+$(declare -F e2e_config_datasets_rules >/dev/null && e2e_config_datasets_rules)
 notify:
   console: true
   channels:
@@ -394,7 +397,7 @@ sc_pollcost() {
   figure $s "zwatch CPU time / wall time since its restart" "$(awk -v a="$cpu" 'BEGIN{split(a,x," "); printf "%.1f s / %.0f s", x[1]/x[3], x[4]-x[2]/x[3]}')" "" "/proc/PID/stat utime+stime (zwatch only, not its zpool/smartctl children); includes the scenarios' bursts"
   # steady state: 15 s with nothing happening (two pools, list 2 s, status 5 s, events followed)
   v=$(vm_run "p=\$(pgrep -x zwatch); read -r a1 a2 a3 a4 <<<\$(awk '{print \$14,\$15,\$16,\$17}' /proc/\$p/stat); sleep 15; read -r b1 b2 b3 b4 <<<\$(awk '{print \$14,\$15,\$16,\$17}' /proc/\$p/stat); t=\$(getconf CLK_TCK); echo \$(( 100*(b1+b2-a1-a2)/t/15 )) \$(( 100*(b3+b4-a3-a4)/t/15 ))")
-  figure $s "zwatch CPU with idle pools: zwatch itself" "${v% *}" "% of one vCPU" "/proc/PID/stat utime+stime over 15 s, e2e intervals (list 2 s, status 5 s); TCG vCPU, 10-50x slower than hardware"
+  figure $s "zwatch CPU with idle pools: zwatch itself" "${v% *}" "% of one vCPU" "/proc/PID/stat utime+stime over 15 s, e2e intervals (list 2 s, status 5 s, datasets 5 s, snapshots 10 s when scenarios_datasets.sh runs); TCG vCPU, 10-50x slower than hardware"
   figure $s "zwatch CPU with idle pools: its zpool/zfs/smartctl children" "${v#* }" "% of one vCPU" "/proc/PID/stat cutime+cstime over the same 15 s"
 }
 
@@ -510,7 +513,14 @@ sc_suspend() {
   sleep 1
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd9"}}' >/dev/null || { bad $s "QMP device_del sd9"; return 1; }
   t_gone=$(vm_wait "$id" 30)
-  t_susp=$(vm_wait "$ks" 120) || { bad $s "ZFS suspends the pool within 120 s"; return 1; }
+  t_susp=$(vm_wait "$ks" 120) || {
+    bad $s "ZFS suspends the pool within 120 s" "state $(vm_run "cat /proc/spl/kstat/zfs/$SUSP_POOL/state")"
+    # leave no writer hung on the pool for the scenarios after this one
+    g "touch /tmp/zw-susp-stop"; susp_plug
+    vm_run "for i in \$(seq 60); do udevadm settle; zpool clear $SUSP_POOL 2>/dev/null; [ \"\$(cat /proc/spl/kstat/zfs/$SUSP_POOL/state)\" = ONLINE ] && exit 0; sleep 1; done; exit 1"
+    vm_wait "$writer" 60 >/dev/null 2>&1; g "zpool destroy -f $SUSP_POOL"
+    return 1
+  }
   after=$((t_gone - 5000000000))
   figure $s "disk dropped by the kernel -> pool SUSPENDED (kstat)" "$(ms "$t_susp" "$t_gone")" ms "guest clock (ZFS, not zwatch): /sys/block/$dev gone -> /proc/spl/kstat/zfs/$SUSP_POOL/state SUSPENDED"
   if tn=$(wait_note 60 --after "$after" --status firing --alert PoolSuspended --contains "pool $SUSP_POOL is SUSPENDED"); then

@@ -91,35 +91,15 @@ func New(timeout time.Duration) *Runner {
 // Run executes name with args. The key for the one-outstanding rule is the
 // whole argv.
 func (r *Runner) Run(ctx context.Context, name string, args ...string) (Result, error) {
-	argv := strings.Join(append([]string{name}, args...), " ")
-	r.mu.Lock()
-	if _, busy := r.inflight[argv]; busy {
-		r.mu.Unlock()
-		return Result{}, &Error{Kind: KindBusy, Command: argv, Err: errors.New("previous invocation has not exited (process stuck, likely in the kernel)")}
+	argv, err := r.acquire(name, args)
+	if err != nil {
+		return Result{}, err
 	}
-	r.inflight[argv] = struct{}{}
-	r.mu.Unlock()
-
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := r.timeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	cmd := exec.CommandContext(cctx, name, args...)
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(cctx, name, args)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// Kill the whole process group: zpool may have forked helpers.
-		if cmd.Process != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		return nil
-	}
-	cmd.WaitDelay = time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -157,15 +137,56 @@ func (r *Runner) Run(ctx context.Context, name string, args ...string) (Result, 
 	}
 }
 
+// killGrace is how long a killed process is given to exit.
+const killGrace = 2 * time.Second
+
 // waitGrace fires a little after ctx ends, giving a killed process time to exit.
 func waitGrace(ctx context.Context, timeout time.Duration) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		<-ctx.Done()
-		time.Sleep(2 * time.Second)
+		time.Sleep(killGrace)
 		close(ch)
 	}()
 	return ch
+}
+
+// acquire claims argv for one invocation: KindBusy while the previous one
+// has not exited.
+func (r *Runner) acquire(name string, args []string) (string, error) {
+	argv := strings.Join(append([]string{name}, args...), " ")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, busy := r.inflight[argv]; busy {
+		return "", &Error{Kind: KindBusy, Command: argv, Err: errors.New("previous invocation has not exited (process stuck, likely in the kernel)")}
+	}
+	r.inflight[argv] = struct{}{}
+	return argv, nil
+}
+
+func (r *Runner) timeout() time.Duration {
+	if r.Timeout <= 0 {
+		return 30 * time.Second
+	}
+	return r.Timeout
+}
+
+// command builds the child in its own process group, killed as a group
+// when cctx ends: zpool may have forked helpers.
+func (r *Runner) command(cctx context.Context, name string, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(cctx, name, args...)
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return nil
+	}
+	cmd.WaitDelay = time.Second
+	return cmd
 }
 
 func (r *Runner) release(argv string) {

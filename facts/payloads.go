@@ -162,6 +162,11 @@ type PoolImportData struct {
 	// (`zpool import -c FILE`); CacheFile names it, "" when it is absent.
 	CacheFile string               `json:"cache_file,omitempty"`
 	Cached    []zfs.ImportablePool `json:"cached,omitempty"`
+	// CacheError says why `zpool import -c FILE` could not list the cache
+	// file's pools (with every device of a cached pool gone, 2.3.2 exits 1:
+	// "cannot import '(null)': no such pool available"); Cached is then
+	// unknown, not empty.
+	CacheError string `json:"cache_error,omitempty"`
 }
 
 // PoolForgetData is the payload of zwatch.v1.<host>.zpool.forget: the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -143,4 +144,24 @@ func BenchmarkObserveChanged(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 	b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "msgs/cpu-s")
+}
+
+// BenchmarkTickDatasets: one re-evaluation (every 15 s per host) of a host
+// with the real step k facts: k4's 17 datasets (three locked, a resume
+// token), k1's snapshot summary, a pool list and status; Tick runs every
+// scope.
+func BenchmarkTickDatasets(b *testing.B) {
+	e := newTestEngine(func(c *configRules) {
+		c.Replication.Targets = []config.DatasetAge{{Dataset: "backup/*", MaxAge: config.Duration(26 * time.Hour)}}
+	})
+	now := k1Time(b)
+	observe(b, e, statusEnv(b, cap232+"b1-offline.zpool-status.txt", now), now)
+	observe(b, e, datasetsEnv(b, now, capturedDatasets(b, "k4-locked.zfs-list-datasets.txt")...), now)
+	observe(b, e, snapshotsEnv(b, now, capturedSnapshots(b, "k1-healthy.zfs-list-snapshots.txt")), now)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now = now.Add(reevalEvery)
+		e.Tick(now)
+	}
 }

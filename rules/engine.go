@@ -33,6 +33,9 @@ const (
 	scopeARC       = "arc"
 	scopeWatcher   = "watcher"
 	scopeCorrelate = "correlate"
+	scopeDatasets  = "datasets"
+	scopeSnapshots = "snapshots"
+	scopePools     = "pools"
 	scopeSmart     = "smart/" // + serial
 )
 
@@ -166,6 +169,13 @@ func (e *Engine) Tick(now time.Time) []alert.Notification {
 			if h.capacity != nil {
 				e.evalCapacity(h, now)
 			}
+			if h.datasets != nil {
+				e.evalDatasets(h, now)
+			}
+			if h.snapshots != nil {
+				e.evalSnapshots(h, now)
+			}
+			e.evalPools(h, now)
 			for _, k := range sortedKeys(h.smart) {
 				e.evalSmart(h, h.smart[k], now)
 			}
@@ -276,23 +286,76 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 			rule(c, p)
 		}
 	}
-	for i := range h.capacity.datasets {
-		for _, rule := range e.rules.dataset {
-			rule(c, &h.capacity.datasets[i])
-		}
-	}
-	// Forget the history of pools that are gone (exported, destroyed).
+	// Forget the history of pools that are gone (destroyed, or exported
+	// on purpose); a missing pool keeps it for when it is back.
 	for name := range h.Capacity {
 		found := false
 		for i := range h.capacity.pools {
 			found = found || h.capacity.pools[i].Name == name
 		}
-		if !found && len(h.capacity.pools) > 0 {
+		if !found && len(h.capacity.pools) > 0 && !e.poolMissing(h, name) {
 			delete(h.Capacity, name)
 			h.dirty = true
 		}
 	}
 	e.apply(h, scopeCapacity, c.out, now)
+}
+
+// evalDatasets runs the dataset rules over every filesystem and volume.
+func (e *Engine) evalDatasets(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	for i := range h.datasets.Datasets {
+		for _, rule := range e.rules.dataset {
+			rule(c, &h.datasets.Datasets[i])
+		}
+	}
+	e.apply(h, scopeDatasets, c.out, now)
+}
+
+// evalSnapshots runs the snapshot rules over every dataset with snapshots
+// and every dataset the datasets fact lists without any.
+func (e *Engine) evalSnapshots(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	seen := map[string]bool{}
+	if h.snapshots != nil {
+		for i := range h.snapshots.Datasets {
+			s := &h.snapshots.Datasets[i]
+			seen[s.Dataset] = true
+			for _, rule := range e.rules.snapshot {
+				rule(c, s)
+			}
+		}
+	}
+	// Without a snapshot listing yet, "no snapshots" is not known.
+	if h.datasets != nil && h.snapshots != nil {
+		for i := range h.datasets.Datasets {
+			name := h.datasets.Datasets[i].Name
+			if seen[name] {
+				continue
+			}
+			none := zfs.SnapshotStats{Dataset: name}
+			for _, rule := range e.rules.snapshot {
+				rule(c, &none)
+			}
+		}
+	}
+	e.apply(h, scopeSnapshots, c.out, now)
+}
+
+// evalPools runs the rules about the host's pools together.
+func (e *Engine) evalPools(h *hostState, now time.Time) {
+	c := e.newCtx(h, now)
+	for _, rule := range e.rules.pools {
+		rule(c)
+	}
+	e.apply(h, scopePools, c.out, now)
+	// What zpool import found may be newer than the facts the other
+	// alerts came from: mark those of pools it says are not imported.
+	for _, t := range h.Alerts {
+		if t.A.State == alert.Firing {
+			e.markReported(h, t, t.Scope)
+		}
+	}
 }
 
 func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
@@ -21,7 +24,9 @@ const EvalHost = "eval"
 
 // Eval runs the rules over saved command outputs, for `zwatch rules eval
 // FILE...`. Each file is `zpool status` (text or -j), `zpool list -Hp`,
-// `zfs list -Hp -o name,used,avail,quota,refquota` or `smartctl -j -a`
+// `zpool import`, `zfs list -Hp -o name,used,avail,quota,refquota`, `zfs
+// list -Hp -t filesystem,volume -o <zfs.DatasetPropColumns>`, `zfs list -Hp
+// -t snapshot -o name,creation,used -s creation` or `smartctl -j -a`
 // output, detected by content, and taken as the next
 // observation from one host. Between files a fake clock moves past group_wait
 // and past the `for` of every pending alert. Eval returns the alerts firing
@@ -37,12 +42,14 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 	var last []alert.Alert
 	var capacity facts.CapacityData
 	for i, f := range files {
-		env, err := envelopeOf(f, now, &capacity)
+		envs, err := envelopesOf(f, now, &capacity)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.Observe(env, now); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		for _, env := range envs {
+			if err := e.Observe(env, now); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
 		}
 		// Past every `for`, so pending alerts fire as they would in time.
 		next := now.Add(step)
@@ -73,6 +80,35 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 
 func wasSent(h *hostState, fp string) bool {
 	return h.Alerts[fp] != nil && h.Alerts[fp].LastSent != nil
+}
+
+// envelopesOf reads one saved output and wraps it as its collectors
+// would. A `zfs list -Hp -o name,used,avail,quota,refquota` feeds both the
+// capacity message (the pools' root datasets, for their fullness) and the
+// datasets message (the quotas), as zpool_list and datasets split it now.
+func envelopesOf(file string, at time.Time, last *facts.CapacityData) ([]bus.Envelope, error) {
+	env, err := envelopeOf(file, at, last)
+	if err != nil {
+		return nil, err
+	}
+	out := []bus.Envelope{env}
+	if env.Schema != bus.Schema(facts.KindZpoolCapacity) || len(last.Datasets) == 0 {
+		return out, nil
+	}
+	d := facts.DatasetsData{Datasets: make([]facts.DatasetState, len(last.Datasets))}
+	for _, col := range zfs.DatasetPropColumns {
+		if !slices.Contains([]string{"name", "used", "avail", "quota", "refquota"}, col) {
+			d.Missing = append(d.Missing, col)
+		}
+	}
+	for i, ds := range last.Datasets {
+		d.Datasets[i].Dataset = ds
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("rules eval %s: %w", file, err)
+	}
+	return append(out, bus.Envelope{Schema: bus.Schema(facts.KindDatasets), Host: EvalHost, Collector: "datasets", CollectedAt: at, Data: raw}), nil
 }
 
 // envelopeOf reads one saved output and wraps it as its collector would.
@@ -141,12 +177,37 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 		}
 		return "", "", nil, fmt.Errorf("JSON that is neither `zpool status -j` nor `smartctl -j` output")
 	}
+	if looksLikeImport(t) {
+		found, err := zfs.ParseImport(bytes.NewReader(t))
+		if err != nil {
+			return "", "", nil, err
+		}
+		return facts.KindPoolImport, "zpool_import", facts.PoolImportData{Found: found}, nil
+	}
 	if bytes.Contains(t, []byte("pool:")) || bytes.Contains(t, []byte("no pools available")) {
 		pools, err := zfs.ParseStatusText(bytes.NewReader(t))
 		if err != nil {
 			return "", "", nil, err
 		}
 		return facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: pools}, nil
+	}
+	switch fields := bytes.Split(firstLine(t), []byte("\t")); {
+	case len(fields) == len(zfs.DatasetPropColumns) && (string(fields[1]) == "filesystem" || string(fields[1]) == "volume"):
+		ds, err := zfs.ParseDatasetProps(bytes.NewReader(t), zfs.DatasetPropColumns)
+		if err != nil {
+			return "", "", nil, err
+		}
+		d := facts.DatasetsData{Datasets: make([]facts.DatasetState, len(ds))}
+		for i := range ds {
+			d.Datasets[i].DatasetProps = ds[i]
+		}
+		return facts.KindDatasets, "datasets", d, nil
+	case len(fields) == len(zfs.SnapshotColumns) && bytes.IndexByte(fields[0], '@') > 0:
+		stats, total, err := zfs.SummarizeSnapshots(bytes.NewReader(t))
+		if err != nil {
+			return "", "", nil, err
+		}
+		return facts.KindSnapshots, "snapshots", facts.SnapshotsData{Datasets: stats, Total: total}, nil
 	}
 	pl, lerr := zfs.ParseList(bytes.NewReader(t))
 	if lerr == nil && len(pl) > 0 {
@@ -155,5 +216,22 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 	if ds, derr := zfs.ParseDatasets(bytes.NewReader(t)); derr == nil && len(ds) > 0 {
 		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Datasets: ds}, nil
 	}
-	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zfs list -Hp -o name,used,avail,quota,refquota` or `smartctl -j -a` output (zpool list: %v)", lerr)
+	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zpool import`, `zfs list -Hp -o name,used,avail,quota,refquota`, "+
+		"`zfs list -Hp -t filesystem,volume -o %s`, `zfs list -Hp -t snapshot -o name,creation,used -s creation` or `smartctl -j -a` output (zpool list: %v)",
+		strings.Join(zfs.DatasetPropColumns, ","), lerr)
+}
+
+// importID is the "id:" line only zpool import prints in a pool block.
+var importID = regexp.MustCompile(`(?m)^\s*id: [0-9]+\s*$`)
+
+// looksLikeImport: zpool import output (its pool blocks carry an id; with
+// nothing to import it says so, or -c says it retries).
+func looksLikeImport(t []byte) bool {
+	return importID.Match(t) || bytes.Contains(t, []byte("no pools available to import")) ||
+		bytes.Equal(t, []byte("cachefile import failed, retrying"))
+}
+
+func firstLine(t []byte) []byte {
+	line, _, _ := bytes.Cut(t, []byte("\n"))
+	return bytes.TrimRight(line, "\r")
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
@@ -43,10 +44,12 @@ func factHandlers() map[string]factHandler {
 		// then judge. Maintenance windows are not in this engine yet.
 		facts.KindZpoolEvent:  {},
 		facts.KindMaintenance: {},
-		facts.KindPoolImport:  {},
-		facts.KindPoolForget:  {},
-		facts.KindDatasets:    {},
-		facts.KindSnapshots:   {},
+		facts.KindPoolImport:  {observe: observeImport},
+		facts.KindPoolForget:  {observe: observeForget},
+		facts.KindDatasets:    {dedupe: true, observe: observeDatasets},
+		// Not deduplicated: a listing that stays the same is the news of
+		// snapshots that stopped, and its time keeps it trusted.
+		facts.KindSnapshots: {observe: observeSnapshots},
 	}
 }
 
@@ -55,9 +58,17 @@ func observeStatus(e *Engine, h *hostState, env bus.Envelope, sum uint64, now ti
 	if err := decode(env, &d); err != nil {
 		return err
 	}
-	h.pools = d.Pools
+	h.pools, h.statusSeen, h.statusAt = d.Pools, true, env.CollectedAt
+	names, guids := make([]string, 0, len(d.Pools)), make([]string, 0, len(d.Pools))
+	for _, p := range d.Pools {
+		if p != nil {
+			names, guids = append(names, p.Name), append(guids, p.GUID)
+		}
+	}
+	e.notePools(h, now, names, guids)
 	h.remember("status", sum)
 	e.evalStatus(h, now)
+	e.evalPools(h, now)
 	return nil
 }
 
@@ -67,7 +78,64 @@ func observeCapacity(e *Engine, h *hostState, env bus.Envelope, _ uint64, now ti
 		return err
 	}
 	h.capacity = &capacityFacts{pools: d.Pools, datasets: d.Datasets}
+	h.capacityAt = env.CollectedAt
+	names := make([]string, 0, len(d.Pools))
+	for _, p := range d.Pools {
+		names = append(names, p.Name)
+	}
+	e.notePools(h, now, names, nil)
 	e.evalCapacity(h, now)
+	e.evalPools(h, now)
+	return nil
+}
+
+func observeDatasets(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
+	var d facts.DatasetsData
+	if err := decode(env, &d); err != nil {
+		return err
+	}
+	h.datasets = &d
+	h.remember("datasets", sum)
+	e.evalDatasets(h, now)
+	if h.snapshots != nil {
+		e.evalSnapshots(h, now)
+	}
+	return nil
+}
+
+func observeSnapshots(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
+	var d facts.SnapshotsData
+	if err := decode(env, &d); err != nil {
+		return err
+	}
+	h.snapshots, h.snapshotsAt = &d, env.CollectedAt
+	e.evalSnapshots(h, now)
+	return nil
+}
+
+func observeImport(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
+	var d facts.PoolImportData
+	if err := decode(env, &d); err != nil {
+		return err
+	}
+	h.imports, h.importAt = &d, env.CollectedAt
+	e.noteCached(h, d.Cached)
+	e.evalPools(h, now)
+	return nil
+}
+
+// observeForget: the owner says a pool is gone for good (zwatch forget-pool).
+func observeForget(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
+	var d facts.PoolForgetData
+	if err := decode(env, &d); err != nil {
+		return err
+	}
+	if d.Pool == "" {
+		return fmt.Errorf("decode %s from %s: no pool named", env.Schema, env.Host)
+	}
+	e.log.Info("pool forgotten", "host", env.Host, "pool", d.Pool, "by", d.By)
+	e.forgetPool(h, d.Pool, now)
+	e.evalPools(h, now)
 	return nil
 }
 

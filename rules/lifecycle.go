@@ -58,6 +58,7 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 			t.For = e.forOf(c.name)
 			h.Alerts[fp] = t
 		}
+		unkeep(t)
 		t.Scope = scope
 		t.A.Severity = c.severity
 		t.A.Summary = c.summary
@@ -76,10 +77,11 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 		if t.A.State == alert.Pending && now.Sub(t.A.StartsAt) >= t.For {
 			t.A.State = alert.Firing
 		}
+		e.markReported(h, t, scope)
 		h.dirty = true
 	}
 	for fp, t := range h.Alerts {
-		if t.Scope != scope || seen[fp] || t.A.State == alert.Resolved {
+		if t.Scope != scope || seen[fp] || t.A.State == alert.Resolved || e.keep(h, t, scope) {
 			continue
 		}
 		e.resolve(h, fp, t, now)
@@ -90,6 +92,7 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 // person never heard of it, so there is nothing to take back.
 func (e *Engine) resolve(h *hostState, fp string, t *tracked, now time.Time) {
 	h.dirty = true
+	unkeep(t)
 	if t.LastSent == nil {
 		delete(h.Alerts, fp)
 		return

@@ -76,9 +76,11 @@ func TestForAndRepeat(t *testing.T) {
 // Names, config's list and the catalogue agree, in the order people know.
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
-		namePoolState, namePoolSuspended, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
+		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,
+		nameSnapshotStale, nameSnapshotCount, nameSnapshotSpace, nameReplicationStale, nameReplicationInterrupted,
 		nameScrubNever, nameScrubOverdue, nameScrubErrors, nameScrubPaused,
 		nameResilver, nameResilverAtRisk,
 		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,

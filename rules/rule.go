@@ -3,6 +3,7 @@ package rules
 import (
 	"time"
 
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -74,7 +75,9 @@ type Scope string
 const (
 	ScopePool         Scope = "pool"          // poolEval: each pool of a zpool status
 	ScopePoolCapacity Scope = "pool capacity" // poolCapacityEval: each pool of zpool list
-	ScopeDataset      Scope = "dataset"       // datasetEval: each dataset of zfs list
+	ScopeDataset      Scope = "dataset"       // datasetEval: each filesystem and volume of the datasets fact
+	ScopeSnapshot     Scope = "snapshot"      // snapshotEval: each dataset's snapshots, or a dataset without any
+	ScopePools        Scope = "pools"         // poolsEval: the host's pools together (those not imported)
 	ScopeDisk         Scope = "disk"          // diskEval: each disk's SMART report
 	ScopeARC          Scope = "arc"           // arcEval: each ARC reading, and ticks without one
 	ScopeWatcher      Scope = "watcher"       // watcherEval: the host's collectors and heartbeat
@@ -90,8 +93,13 @@ type evaluator interface{ scope() Scope }
 type (
 	poolEval         func(c *evalCtx, p *zfs.Pool)
 	poolCapacityEval func(c *evalCtx, p *zfs.PoolList)
-	datasetEval      func(c *evalCtx, d *zfs.Dataset)
-	diskEval         func(c *evalCtx, r *smart.Report)
+	datasetEval      func(c *evalCtx, d *facts.DatasetState)
+	// snapshotEval gets each dataset with snapshots, and each dataset of
+	// the datasets fact without any (Count 0), so a backup target that never
+	// received one is judged too.
+	snapshotEval func(c *evalCtx, s *zfs.SnapshotStats)
+	poolsEval    func(c *evalCtx)
+	diskEval     func(c *evalCtx, r *smart.Report)
 	// arcEval gets a nil reading at a tick: time-based conditions (a
 	// throttle hold) end then, and a rule that judges the reading keeps
 	// reporting what the last one showed.
@@ -103,6 +111,8 @@ type (
 func (poolEval) scope() Scope         { return ScopePool }
 func (poolCapacityEval) scope() Scope { return ScopePoolCapacity }
 func (datasetEval) scope() Scope      { return ScopeDataset }
+func (snapshotEval) scope() Scope     { return ScopeSnapshot }
+func (poolsEval) scope() Scope        { return ScopePools }
 func (diskEval) scope() Scope         { return ScopeDisk }
 func (arcEval) scope() Scope          { return ScopeARC }
 func (watcherEval) scope() Scope      { return ScopeWatcher }
@@ -144,6 +154,8 @@ type ruleSet struct {
 	pool         []poolEval
 	poolCapacity []poolCapacityEval
 	dataset      []datasetEval
+	snapshot     []snapshotEval
+	pools        []poolsEval
 	disk         []diskEval
 	arc          []arcEval
 	watcher      []watcherEval
@@ -165,6 +177,10 @@ func newRuleSet(catalogue []Rule) ruleSet {
 			s.poolCapacity = append(s.poolCapacity, ev)
 		case datasetEval:
 			s.dataset = append(s.dataset, ev)
+		case snapshotEval:
+			s.snapshot = append(s.snapshot, ev)
+		case poolsEval:
+			s.pools = append(s.pools, ev)
 		case diskEval:
 			s.disk = append(s.disk, ev)
 		case arcEval:

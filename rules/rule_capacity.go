@@ -27,20 +27,6 @@ func poolCapacityRule() Rule {
 	}
 }
 
-func datasetQuotaRule() Rule {
-	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
-		Eval:  datasetEval(ruleDatasetQuota),
-		Alerts: []AlertInfo{{
-			Name:       nameDatasetQuota,
-			For:        5 * time.Minute,
-			Thresholds: []Threshold{{"capacity.quota_warning", "90"}, {"capacity.quota_critical", "98"}},
-			Severity:   "warning ≥ `quota_warning` ({capacity.quota_warning} %), critical ≥ `quota_critical` ({capacity.quota_critical} %)",
-			Condition:  "1 − avail/limit of quota or refquota; `for` {for}",
-		}},
-	}
-}
-
 // namePoolCapacity: pools slow down and fragment past 80 % and can wedge
 // near 100 % (even deletes need space). Levels come from
 // rules.capacity.warning/critical; a level, once reached, holds until the
@@ -92,45 +78,4 @@ func usableFullness(p *zfs.PoolList, datasets []zfs.Dataset) float64 {
 		}
 	}
 	return pct
-}
-
-// nameDatasetQuota: a dataset near its quota or refquota fails writes just
-// like a full pool, but only for its users. Fullness is 1 − avail/limit, as
-// avail already accounts for both quota kinds.
-func ruleDatasetQuota(c *evalCtx, d *zfs.Dataset) {
-	limit := d.QuotaBytes
-	if limit == 0 || (d.RefquotaBytes > 0 && d.RefquotaBytes < limit) {
-		limit = d.RefquotaBytes
-	}
-	if limit == 0 {
-		return
-	}
-	avail := d.AvailBytes
-	if avail > limit {
-		avail = limit
-	}
-	pct := 100 * (1 - float64(avail)/float64(limit))
-	cfg := c.cfg.Capacity
-	var sev alert.Severity
-	switch {
-	case pct >= cfg.QuotaCritical:
-		sev = alert.Critical
-	case pct >= cfg.QuotaWarning:
-		sev = alert.Warning
-	default:
-		return
-	}
-	pool := d.Name
-	for i := 0; i < len(pool); i++ {
-		if pool[i] == '/' {
-			pool = pool[:i]
-			break
-		}
-	}
-	c.emit(cond{name: nameDatasetQuota, severity: sev, pool: pool,
-		labels:  map[string]string{"pool": pool, "dataset": d.Name},
-		summary: fmt.Sprintf("dataset %s is %.0f%% of its quota", d.Name, pct),
-		desc: fmt.Sprintf("%s has %s left of its %s quota; writes will fail when it runs out. Raise it with `zfs set quota=` or free space.",
-			d.Name, units.IEC(avail), units.IEC(limit)),
-		evidence: map[string]string{"used_bytes": itoa(d.UsedBytes), "avail_bytes": itoa(d.AvailBytes), "limit_bytes": itoa(limit)}})
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
+// datasetsEnv wraps datasets as the datasets collector sends them.
+func datasetsEnv(t testing.TB, at time.Time, ds ...facts.DatasetState) bus.Envelope {
+	return envOf(t, facts.KindDatasets, "datasets", at, facts.DatasetsData{Datasets: ds})
+}
+
 func capEnv(t testing.TB, pools []zfs.PoolList, ds []zfs.Dataset, at time.Time) bus.Envelope {
 	return envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: pools, Datasets: ds})
 }
@@ -69,7 +74,7 @@ func TestDatasetQuota(t *testing.T) {
 	}
 	for _, tc := range cases {
 		e := newTestEngine(func(c *config.RulesConfig) { c.For = map[string]config.Duration{"DatasetQuota": 0} })
-		observe(t, e, capEnv(t, nil, []zfs.Dataset{tc.ds}, t0), t0)
+		observe(t, e, datasetsEnv(t, t0, facts.DatasetState{DatasetProps: zfs.DatasetProps{Dataset: tc.ds}}), t0)
 		sameList(t, active(e, nameDatasetQuota), tc.want)
 	}
 }

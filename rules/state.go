@@ -5,6 +5,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -50,11 +51,28 @@ type hostState struct {
 	Stream  string            `json:"stream,omitempty"`
 	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
 	Hangs *hangState `json:"hangs,omitempty"`
+	// KnownPools are the pools this host has had imported, at most
+	// maxKnownPools, and Forgotten those the owner said are gone for good
+	// (pools.go): a known pool that is not imported is PoolMissing.
+	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
+	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
 	capacity *capacityFacts
 	smart    map[string]*smart.Report
+	// datasets, snapshots and imports are the latest facts of their kind;
+	// statusSeen says a status arrived (its Pools may be empty), and the
+	// times are when the pool listings were collected (imported, pools.go).
+	datasets   *facts.DatasetsData
+	snapshots  *facts.SnapshotsData
+	imports    *facts.PoolImportData
+	statusSeen bool
+	statusAt   time.Time
+	capacityAt time.Time
+	importAt   time.Time
+	// snapshotsAt: when the snapshot listing was made.
+	snapshotsAt time.Time
 	// last holds the hash of the last status payload and of each disk's
 	// SMART payload, and bySum the other way round: the same bytes again
 	// carry no news (collectors repeat themselves every poll).
@@ -87,6 +105,10 @@ type tracked struct {
 	LastSent     *time.Time     `json:"last_sent,omitempty"`
 	Inhibited    bool           `json:"inhibited,omitempty"`
 	Group        string         `json:"group,omitempty"`
+	// Kept: its pool is not imported, so the facts that would resolve it
+	// are missing; it stays firing, marked, until the pool is back or
+	// forgotten (pools.go).
+	Kept bool `json:"kept,omitempty"`
 }
 
 type groupState struct {

@@ -2,8 +2,9 @@
 # Idle footprint of `zwatch run` on a machine without ZFS (docs/benchmarks.md,
 # "Idle footprint"): the embedded bus with JetStream on a fresh state dir, the
 # ZFS collectors polling every 10 s against stand-in zpool/zfs scripts that
-# print the real OpenZFS 2.3.2 outputs of testdata/captured/zfs-2.3.2/a.*,
-# SMART off. Prints VmRSS/VmHWM after 32 s and 62 s and the CPU used between.
+# print the real OpenZFS 2.3.2 outputs of testdata/captured/zfs-2.3.2/a.*
+# (and k1/k7 for the datasets, snapshots and zpool import collectors, at
+# their default intervals), SMART off. Prints VmRSS/VmHWM after 32 s and 62 s and the CPU used between.
 # Usage: scripts/footprint.sh [BINARY]   (default bin/zwatch; build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +19,19 @@ case "\$1 \$2" in
 "status -j") exec cat $cap/a.zpool-status-j.json ;;
 "status "*) exec cat $cap/a.zpool-status-p-P.txt ;;
 "list -Hp") exec cat $cap/a.zpool-list-Hp.txt ;;
+"list -H") exec cut -f1 $cap/a.zpool-list-Hp.txt ;;
 "events -f") exec sleep 100000 ;;
 "events "*) exit 0 ;;
+"import "*|"import ") cat $cap/k7-none.zpool-import.txt.stderr >&2; exit 1 ;;
 esac
 exit 0
 SH
 cat >"$work/bin/zfs" <<SH
 #!/bin/sh
+case "\$*" in
+"list -Hp -t filesystem,volume "*) exec cat $cap/k1-healthy.zfs-list-datasets.txt ;;
+"list -Hp -t snapshot "*) exec cat $cap/k1-healthy.zfs-list-snapshots.txt ;;
+esac
 exec cat $cap/a.zfs-list-Hp.txt
 SH
 chmod +x "$work/bin/zpool" "$work/bin/zfs"
@@ -38,10 +45,10 @@ YAML
 "$bin" run --config "$work/cfg.yaml" >"$work/log" 2>&1 &
 pid=$!
 sleep 32
-echo "after 32 s: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t\n' ' ')"
+echo "after 32 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 t0=$(awk '{print $14+$15}' /proc/$pid/stat)
 sleep 30
 t1=$(awk '{print $14+$15}' /proc/$pid/stat)
-echo "after 62 s: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t\n' ' ')"
+echo "after 62 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 echo "CPU ticks in 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
 grep -E 'level=ERROR' "$work/log" || true

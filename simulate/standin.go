@@ -139,7 +139,9 @@ func (w *workDir) build(sc *Scenario) error {
 			{"status -j --json-int -p -P", "$d/zpool-status-j.json", "zpool-status"},
 		}),
 		w.zfs: w.script("zfs", []standInCase{
-			{"list -Hp -o name,used,avail,quota,refquota", "$d/zfs-list-Hp.txt", "zfs-list"},
+			// zpool_list asks for the pools' root datasets by name; the
+			// recording holds every dataset, the roots among them.
+			{"list -Hp -o name,used,avail,quota,refquota *", "$d/zfs-list-Hp.txt", "zfs-list"},
 		}),
 		w.smartctl: w.smartScript(),
 	}
@@ -228,7 +230,11 @@ k=
 case "$*" in
 `, tool, shQuote(w.root))
 	for _, c := range cases {
-		fmt.Fprintf(&b, "%s) f=\"%s\"; k=%s ;;\n", shQuote(c.argv), c.file, c.served)
+		pattern := shQuote(c.argv)
+		if argv, ok := strings.CutSuffix(c.argv, " *"); ok {
+			pattern = shQuote(argv+" ") + "*" // any arguments after these
+		}
+		fmt.Fprintf(&b, "%s) f=\"%s\"; k=%s ;;\n", pattern, c.file, c.served)
 	}
 	fmt.Fprintf(&b, `*) echo "zwatch simulate: the stand-in %[1]s only replays recordings; it does not run: %[1]s $*" >&2; exit 2 ;;
 esac

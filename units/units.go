@@ -1,9 +1,11 @@
-// Package units prints byte counts for people, one way everywhere.
+// Package units prints byte counts and ages for people, one way everywhere.
 package units
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Decimal prints a size the way disks are sold: decimal units, three
@@ -33,4 +35,27 @@ func IEC(b uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// Age writes an age or a period for people: 45s, 15m, 3h, 1d2h, 4d15h
+// (minutes are dropped once there are days).
+func Age(d time.Duration) string {
+	if d < time.Minute {
+		return d.Truncate(time.Second).String()
+	}
+	d = d.Truncate(time.Minute)
+	days, rest := d/(24*time.Hour), d%(24*time.Hour)
+	var s string
+	if days > 0 {
+		s = fmt.Sprintf("%dd", days)
+		rest = rest.Truncate(time.Hour)
+	}
+	if rest > 0 {
+		r := strings.TrimSuffix(rest.String(), "0s")
+		s += strings.TrimSuffix(r, "h0m")
+		if strings.HasSuffix(r, "h0m") {
+			s += "h"
+		}
+	}
+	return s
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +148,108 @@ func checkLeaves(b *testing.B, parse func(io.Reader) ([]*Pool, error), data []by
 	if n != 6 && n != 1000 {
 		b.Fatalf("%d leaves", n)
 	}
+}
+
+// snapshotSeed is the real OpenZFS 2.3.2 capture of `zfs list -Hp -t
+// snapshot -o name,creation,used -s creation` (49 snapshots on 9
+// datasets, named as sanoid, syncoid, zfs-auto-snapshot, TrueNAS, zrepl
+// and pyznap name them).
+const snapshotSeed = "k1-healthy.zfs-list-snapshots.txt"
+
+// scaledSnapshots is a DERIVED listing for benchmarking: the seed's lines
+// repeated until n snapshots, each repetition r on its own child datasets
+// (DATASET/cNN, NN = r mod 20: its 9 datasets become 180) and r weeks later,
+// so that names, tools and gaps stay those of the real capture. It reads
+// like a reader of the real command: generated as it is consumed, so that
+// the memory a test measures is the parser's, not the input's.
+type scaledSnapshots struct {
+	seed    [][3]string // name, creation, used
+	n, next int
+	buf     []byte
+}
+
+func newScaledSnapshots(tb testing.TB, n int) *scaledSnapshots {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(repoTestdata, "captured", "zfs-2.3.2", snapshotSeed))
+	if err != nil {
+		tb.Skip("seed missing:", err)
+	}
+	s := &scaledSnapshots{n: n}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 {
+			tb.Fatalf("seed line %q", l)
+		}
+		s.seed = append(s.seed, [3]string{f[0], f[1], f[2]})
+	}
+	return s
+}
+
+func (s *scaledSnapshots) Read(p []byte) (int, error) {
+	for len(s.buf) < len(p) && s.next < s.n {
+		r, i := s.next/len(s.seed), s.next%len(s.seed)
+		line := s.seed[i]
+		ds, snap, _ := strings.Cut(line[0], "@")
+		created, _ := strconv.ParseInt(line[1], 10, 64)
+		s.buf = fmt.Appendf(s.buf, "%s/c%02d@%s\t%d\t%s\n", ds, r%20, snap, created+int64(r)*7*86400, line[2])
+		s.next++
+	}
+	if len(s.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	return n, nil
+}
+
+func (s *scaledSnapshots) bytes(tb testing.TB) []byte {
+	b, err := io.ReadAll(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func BenchmarkSummarizeSnapshots(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"real-49", 49}, {"scaled-50000", 50000}} {
+		b.Run(c.name, func(b *testing.B) {
+			data := newScaledSnapshots(b, c.n).bytes(b)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				_, total, err := SummarizeSnapshots(bytes.NewReader(data))
+				if err != nil || total != c.n {
+					b.Fatal(total, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSummarizeSnapshotsMemory holds the summary of 50,000 snapshots (the
+// derived listing above, streamed) and checks what stays on the heap: the
+// state is per dataset, not per snapshot.
+func TestSummarizeSnapshotsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 50,000 lines")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	stats, total, err := SummarizeSnapshots(newScaledSnapshots(t, 50000))
+	if err != nil || total != 50000 {
+		t.Fatal(total, err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	perDataset := held / int64(len(stats))
+	t.Logf("50,000 snapshots, %d datasets: %d bytes held (%d per dataset)", len(stats), held, perDataset)
+	if len(stats) != 180 || held > 512<<10 {
+		t.Errorf("%d datasets, %d bytes held after the summary", len(stats), held)
+	}
+	runtime.KeepAlive(stats)
 }

@@ -114,3 +114,101 @@ func FuzzParseList(f *testing.F) {
 		_, _ = ParseDatasets(bytes.NewReader(data))
 	})
 }
+
+// addCapturedSeeds seeds f with the captures of testdata/captured/*/
+// whose names match pattern.
+func addCapturedSeeds(f *testing.F, pattern string) {
+	paths, _ := filepath.Glob(filepath.Join(repoTestdata, "captured", "*", pattern))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// FuzzParseDatasetProps: never a panic; every dataset returned has a name;
+// UnknownProperty only names what could be a property.
+func FuzzParseDatasetProps(f *testing.F) {
+	addFixtureSeeds(f, "zfs-list-datasets")
+	addCapturedSeeds(f, "*zfs-list-datasets.txt*")
+	addCapturedSeeds(f, "*.zfs-list-Hp.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, cols := range [][]string{DatasetPropColumns, DatasetColumns, {"name"}, {"name", "mounted", "encryption"}} {
+			ds, _ := ParseDatasetProps(bytes.NewReader(data), cols)
+			for _, d := range ds {
+				if d.Name == "" {
+					t.Fatalf("dataset without a name from %q", data)
+				}
+			}
+		}
+		if prop, ok := UnknownProperty(data); ok && !validPropName(prop) {
+			t.Fatalf("UnknownProperty %q", prop)
+		}
+	})
+}
+
+// FuzzSummarizeSnapshots: never a panic; the counts add up to the total,
+// the stats are in name order, and a scheme always has a period.
+func FuzzSummarizeSnapshots(f *testing.F) {
+	addCapturedSeeds(f, "*snapshots.txt")
+	f.Add([]byte("tank/a b@autosnap_2026-11-30_00:00:01_daily\t1796000000\t0\ntank/a b@x@y\t1\t1.5K\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		stats, total, _ := SummarizeSnapshots(bytes.NewReader(data))
+		sum := 0
+		for i, st := range stats {
+			sum += st.Count
+			if i > 0 && stats[i-1].Dataset >= st.Dataset {
+				t.Fatalf("stats out of order: %q, %q", stats[i-1].Dataset, st.Dataset)
+			}
+			if st.Scheme != nil && (st.Scheme.Period <= 0 || st.Scheme.Tool == "" || st.Scheme.Tool == ToolSyncoid) {
+				t.Fatalf("scheme %+v", *st.Scheme)
+			}
+		}
+		if sum != total {
+			t.Fatalf("counts %d, total %d", sum, total)
+		}
+	})
+}
+
+// FuzzRecognizeSnapshot: the hand-made matchers agree with the regular
+// expressions of the name forms (referenceRecognize); a recognised name
+// has a tool and a non-negative period, and syncoid's markers never one.
+func FuzzRecognizeSnapshot(f *testing.F) {
+	for _, s := range []string{
+		"autosnap_2026-11-30_00:00:01_daily", "syncoid_host_2026-11-30_00:00:01-GMT-05:00",
+		"zfs-auto-snap_frequent-2026-11-30-0015", "auto-2026-11-30_00-00", "auto-20190101.0000-2w",
+		"zrepl_20261130_000000_000", "pyznap_2026-11-30_00:00:00_hourly", "zfs-auto-snap-2018-11-23-2229",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		tool, label, period, ok := RecognizeSnapshot(name)
+		if rt, rl, rok := referenceRecognize(name); rt != tool || rl != label || rok != ok {
+			t.Fatalf("%q: %q %q %v, the expressions say %q %q %v", name, tool, label, ok, rt, rl, rok)
+		}
+		if ok && (tool == "" || period < 0 || tool == ToolSyncoid && period != 0) {
+			t.Fatalf("%q: %q %v", name, tool, period)
+		}
+		if !ok && (tool != "" || period != 0) {
+			t.Fatalf("%q not recognised but %q %v", name, tool, period)
+		}
+	})
+}
+
+// FuzzParseImport: never a panic; a pool has a name and an id, and no
+// more missing devices than devices.
+func FuzzParseImport(f *testing.F) {
+	addFixtureSeeds(f, "zpool-import")
+	addCapturedSeeds(f, "*zpool-import*.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pools, err := ParseImport(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, p := range pools {
+			if p.Name == "" || p.ID == "" || len(p.Missing) > p.Devices {
+				t.Fatalf("pool %+v", p)
+			}
+		}
+	})
+}

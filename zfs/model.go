@@ -316,4 +316,8 @@ type ImportablePool struct {
 	// those that are not ONLINE (UNAVAIL, FAULTED, REMOVED), as printed.
 	Devices int      `json:"devices"`
 	Missing []string `json:"missing,omitempty"`
+	// Notes are the config's messages, one sentence a line ("Additional
+	// devices are known to be part of this pool, though their exact
+	// configuration cannot be determined."): a top-level vdev is missing.
+	Notes []string `json:"notes,omitempty"`
 }

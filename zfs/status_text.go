@@ -101,6 +101,8 @@ func (s *section) add(l string) {
 // they are blank or say that there is no pool. They are not kept.
 type preamble struct {
 	blank, noPools bool
+	// noImport is a line zpool import prints when it finds nothing.
+	noImport bool
 }
 
 // sectionHeader recognises "  label: text". zpool right-aligns labels in an
@@ -149,6 +151,7 @@ func splitPoolBlocks(lr *lineReader) (blocks [][]section, pre preamble) {
 		if cur == nil {
 			pre.blank = pre.blank && strings.TrimSpace(l) == ""
 			pre.noPools = pre.noPools || noPoolsMessage(l)
+			pre.noImport = pre.noImport || importFoundNothing(l)
 			continue
 		}
 		if ok {

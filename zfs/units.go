@@ -2,6 +2,7 @@ package zfs
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ const maxLineBytes = 1 << 20
 type lineReader struct {
 	br  *bufio.Reader
 	err error
+	// buf is nextBytes' line, reused from line to line.
+	buf []byte
 }
 
 func newLineReader(r io.Reader) *lineReader {
@@ -51,6 +54,29 @@ func (lr *lineReader) next() (string, bool) {
 		}
 		if !isPrefix {
 			return strings.TrimRight(sb.String(), "\r"), true
+		}
+	}
+}
+
+// nextBytes is next without an allocation per line: the line it returns
+// is valid until the following call. For readers of many lines that keep
+// little of each (a snapshot listing).
+func (lr *lineReader) nextBytes() ([]byte, bool) {
+	if lr.err != nil {
+		return nil, false
+	}
+	lr.buf = lr.buf[:0]
+	for {
+		chunk, isPrefix, err := lr.br.ReadLine()
+		if err != nil {
+			lr.err = err
+			return lr.buf, len(lr.buf) > 0
+		}
+		if len(lr.buf)+len(chunk) <= maxLineBytes {
+			lr.buf = append(lr.buf, chunk...)
+		}
+		if !isPrefix {
+			return bytes.TrimRight(lr.buf, "\r"), true
 		}
 	}
 }

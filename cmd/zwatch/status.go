@@ -28,6 +28,9 @@ import (
 // documented in docs/status-schema.md.
 type statusReport struct {
 	Pools []*zfs.Pool `json:"pools"`
+	// Datasets, live only: per pool, its datasets' and snapshots' problems.
+	Datasets      []poolDatasets `json:"datasets,omitempty"`
+	DatasetsError string         `json:"datasets_error,omitempty"`
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -64,25 +67,37 @@ than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 			}
 			var pools []*zfs.Pool
 			var err error
+			var datasets *datasetsView
 			if input != "" {
 				pools, err = readStatusFile(input)
 			} else {
-				pools, err = liveStatus(cmd.Context(), g)
+				pools, datasets, err = liveStatus(cmd.Context(), g)
 			}
 			if err != nil {
 				return withCode(exitNoData, err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
+				r := statusReport{Pools: nonNil(pools)}
+				if datasets != nil {
+					r.Datasets = datasets.Pools
+					if datasets.Err != nil {
+						r.DatasetsError = datasets.Err.Error()
+					}
+				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(statusReport{Pools: nonNil(pools)}); err != nil {
+				if err := enc.Encode(r); err != nil {
 					return err
 				}
 			} else {
-				renderPools(out, pools)
+				renderPools(out, pools, datasets)
 			}
-			if problems := countProblems(pools); problems > 0 {
+			problems := countProblems(pools)
+			if datasets != nil {
+				problems += datasets.problems()
+			}
+			if problems > 0 {
 				return withCode(exitFailure, fmt.Errorf("%d problem(s) found", problems))
 			}
 			return nil
@@ -250,21 +265,30 @@ func parseStatus(data []byte, name string) ([]*zfs.Pool, error) {
 	return pools, nil
 }
 
-// liveStatus reads the pools once, with the reader the daemon polls.
-func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, error) {
+// liveStatus reads the pools once, with the reader the daemon polls, and
+// their datasets and snapshots when there are pools.
+func liveStatus(ctx context.Context, g *globals) ([]*zfs.Pool, *datasetsView, error) {
 	l, err := g.loadConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := &collectors.ZpoolStatus{Runner: execx.New(l.Config.ZFS.CommandTimeout.D()), Zpool: l.Config.ZFS.Zpool}
 	sd, err := c.Read(ctx)
 	if err != nil {
 		if execx.KindOf(err) == execx.KindMissing {
-			return nil, fmt.Errorf("%s not found: install zfsutils-linux (or set zfs.zpool), or use --input FILE", l.Config.ZFS.Zpool)
+			return nil, nil, fmt.Errorf("%s not found: install zfsutils-linux (or set zfs.zpool), or use --input FILE", l.Config.ZFS.Zpool)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return sd.Pools, nil
+	if len(sd.Pools) == 0 {
+		return sd.Pools, nil, nil
+	}
+	names := make([]string, 0, len(sd.Pools))
+	for _, p := range sd.Pools {
+		names = append(names, p.Name)
+	}
+	v := liveDatasets(ctx, &l.Config, names)
+	return sd.Pools, &v, nil
 }
 
 // countProblems counts pools not ONLINE, vdevs with errors, and data errors
@@ -287,7 +311,8 @@ func countProblems(pools []*zfs.Pool) int {
 }
 
 // renderPools prints pools for a person: state first, then the tree.
-func renderPools(w io.Writer, pools []*zfs.Pool) {
+func renderPools(w io.Writer, pools []*zfs.Pool, datasets *datasetsView) {
+	now := time.Now()
 	if len(pools) == 0 {
 		fmt.Fprintln(w, "no pools")
 		return
@@ -329,6 +354,24 @@ func renderPools(w io.Writer, pools []*zfs.Pool) {
 			}
 		default:
 			fmt.Fprintln(w, "  errors: none")
+		}
+		switch {
+		case datasets == nil:
+		case datasets.Err != nil:
+			fmt.Fprintf(w, "  datasets: unknown: %v\n", datasets.Err)
+		case datasets.find(p.Name) != nil:
+			renderPoolDatasets(w, datasets.find(p.Name), now)
+		}
+	}
+	if datasets == nil {
+		return
+	}
+	// Pools zfs list names that zpool status did not (imported between the two).
+	for i := range datasets.Pools {
+		d := &datasets.Pools[i]
+		if !slices.ContainsFunc(pools, func(p *zfs.Pool) bool { return p.Name == d.Pool }) {
+			fmt.Fprintf(w, "\npool %s (listed by zfs list, not by zpool status):\n", d.Pool)
+			renderPoolDatasets(w, d, now)
 		}
 	}
 }
