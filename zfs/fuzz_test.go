@@ -163,6 +163,13 @@ func FuzzSummarizeSnapshots(f *testing.F) {
 			if st.Scheme != nil && (st.Scheme.Period <= 0 || st.Scheme.Tool == "" || st.Scheme.Tool == ToolSyncoid) {
 				t.Fatalf("scheme %+v", *st.Scheme)
 			}
+			// The names kept are copies of the input's, not of a reused buffer.
+			if !bytes.Contains(data, []byte(st.Dataset+"@"+st.NewestName)) {
+				t.Fatalf("newest %s@%s is not in the input", st.Dataset, st.NewestName)
+			}
+			if st.Scheme != nil && !bytes.Contains(data, []byte(st.Dataset+"@"+st.Scheme.NewestName)) {
+				t.Fatalf("scheme's newest %s@%s is not in the input", st.Dataset, st.Scheme.NewestName)
+			}
 		}
 		if sum != total {
 			t.Fatalf("counts %d, total %d", sum, total)
