@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -88,53 +89,17 @@ func New(timeout time.Duration) *Runner {
 	return &Runner{Timeout: timeout, inflight: map[string]struct{}{}}
 }
 
-// Run executes name with args. The key for the one-outstanding rule is the
+// Run executes name with args and collects its stdout: Stream with a
+// reader that keeps everything. The key for the one-outstanding rule is the
 // whole argv.
 func (r *Runner) Run(ctx context.Context, name string, args ...string) (Result, error) {
-	argv, err := r.acquire(name, args)
-	if err != nil {
-		return Result{}, err
-	}
-	timeout := r.timeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	cmd := r.command(cctx, name, args)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		cancel()
-		r.release(argv)
-		return Result{}, startError(argv, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		r.release(argv)
-		cancel()
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Duration: time.Since(start)}
-		if cmd.ProcessState != nil {
-			res.ExitCode = cmd.ProcessState.ExitCode()
-		}
-		if cctx.Err() == context.DeadlineExceeded {
-			return res, &Error{Kind: KindTimeout, Command: argv, Err: fmt.Errorf("no answer within %s; killed", timeout)}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			return res, &Error{Kind: KindFailed, Command: argv, ExitCode: res.ExitCode, Stderr: stderr.String(), Err: err}
-		}
-		return res, nil
-	case <-waitGrace(cctx, timeout):
-		// The process was killed but has not exited: it sits in the kernel.
-		// Wait goes on in the background and releases the command when it
-		// finally exits; until then new calls get KindBusy.
-		return Result{Duration: time.Since(start)}, &Error{Kind: KindTimeout, Command: argv, Err: fmt.Errorf("no answer within %s; killed but not exited (stuck in the kernel)", timeout)}
-	}
+	var stdout bytes.Buffer
+	res, err := r.Stream(ctx, func(out io.Reader) error {
+		_, err := stdout.ReadFrom(out)
+		return err
+	}, name, args...)
+	res.Stdout = stdout.Bytes()
+	return res, err
 }
 
 // killGrace is how long a killed process is given to exit.

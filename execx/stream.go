@@ -13,7 +13,7 @@ import (
 // for its error messages, never a flood held in memory.
 const StderrBound = 64 << 10
 
-// Stream runs name with args under the same rules as Run (explicit argv,
+// Stream runs name with args under the rules of this package (explicit argv,
 // the runner's timeout killing the process group, one invocation per argv
 // at a time) but hands stdout to read as it comes instead of collecting it:
 // a listing of 50,000 snapshots is parsed line by line, never held whole.
