@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,16 +66,22 @@ func poolsEnv(t testing.TB, pools []*zfs.Pool, at time.Time) bus.Envelope {
 // smartReport parses a real smartctl -j fixture.
 func smartReport(t testing.TB, file string) *smart.Report {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "smartctl", file))
+	return parseTestdata(t, filepath.Join("smartctl", file), smart.Parse)
+}
+
+// parseTestdata parses the file at path below testdata/ with parse.
+func parseTestdata[T any](t testing.TB, path string, parse func(io.Reader) (T, error)) T {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := smart.Parse(f)
+	v, err := parse(f)
 	if err != nil {
-		t.Fatalf("%s: %v", file, err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	return r
+	return v
 }
 
 func smartEnv(t testing.TB, r *smart.Report, at time.Time) bus.Envelope {

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -282,16 +281,7 @@ func TestScrubFindingSurvivesResilver(t *testing.T) {
 // capturedSmart parses a real smartctl -j output of the capture.
 func capturedSmart(t *testing.T, file string) *smart.Report {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", captured, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := smart.Parse(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return r
+	return parseTestdata(t, filepath.Join(captured, file), smart.Parse)
 }
 
 // QEMU's NVMe reports available_spare 0 with available_spare_threshold 0:

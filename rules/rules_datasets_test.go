@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,15 +23,9 @@ import (
 // -t filesystem,volume -o <zfs.DatasetPropColumns>).
 func capturedDatasets(t testing.TB, file string) []facts.DatasetState {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", cap232, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ds, err := zfs.ParseDatasetProps(f, zfs.DatasetPropColumns)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
+	ds := parseTestdata(t, filepath.Join(cap232, file), func(r io.Reader) ([]zfs.DatasetProps, error) {
+		return zfs.ParseDatasetProps(r, zfs.DatasetPropColumns)
+	})
 	out := make([]facts.DatasetState, len(ds))
 	for i := range ds {
 		out[i].DatasetProps = ds[i]
@@ -250,16 +245,10 @@ func TestReplicationInterruptedOnCapture(t *testing.T) {
 // capturedSnapshots sums up a real snapshot listing of step k.
 func capturedSnapshots(t testing.TB, file string) facts.SnapshotsData {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", cap232, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	stats, total, err := zfs.SummarizeSnapshots(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return facts.SnapshotsData{Datasets: stats, Total: total}
+	return parseTestdata(t, filepath.Join(cap232, file), func(r io.Reader) (facts.SnapshotsData, error) {
+		stats, total, err := zfs.SummarizeSnapshots(r)
+		return facts.SnapshotsData{Datasets: stats, Total: total}, err
+	})
 }
 
 func snapshotsEnv(t testing.TB, at time.Time, d facts.SnapshotsData) bus.Envelope {

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,31 +20,13 @@ const cap232 = "captured/zfs-2.3.2/"
 // capturedList parses a real zpool list -Hp capture.
 func capturedList(t testing.TB, file string) []zfs.PoolList {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", cap232, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pl, err := zfs.ParseList(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return pl
+	return parseTestdata(t, filepath.Join(cap232, file), zfs.ParseList)
 }
 
 // capturedImport parses a real zpool import capture.
 func capturedImport(t testing.TB, file string) []zfs.ImportablePool {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	found, err := zfs.ParseImport(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return found
+	return parseTestdata(t, file, zfs.ParseImport)
 }
 
 func importEnv(t testing.TB, at time.Time, d facts.PoolImportData) bus.Envelope {
