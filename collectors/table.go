@@ -62,6 +62,11 @@ type Env struct {
 	// Poke returns a function that asks the named poll collector for a run
 	// now instead of at its next interval; a follower calls it on news.
 	Poke func(collector string) func()
+	// Urgent returns a function that asks the named TargetCollector to read
+	// one target now ("smart", "/dev/sdb"); the daemon queues the requests
+	// and the collector decides how often it honours them. Never nil in the
+	// daemon; a collector built without it (tests) must check.
+	Urgent func(collector string) func(target string)
 }
 
 // Table lists every collector, in the order the daemon starts them. Adding

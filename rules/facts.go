@@ -50,6 +50,11 @@ func factHandlers() map[string]factHandler {
 		// Not deduplicated: a listing that stays the same is the news of
 		// snapshots that stopped, and its time keeps it trusted.
 		facts.KindSnapshots: {observe: observeSnapshots},
+		// Issue 16: each gets its observe with its rules.
+		facts.KindKernelLog:  {},
+		facts.KindDisks:      {},
+		facts.KindDiskForget: {},
+		facts.KindZFSVersion: {},
 	}
 }
 
