@@ -38,7 +38,8 @@ func ataKind(body string) (Kind, string, bool) {
 	switch {
 	case strings.HasPrefix(body, "hard resetting link"),
 		strings.HasPrefix(body, "soft resetting link"),
-		strings.HasPrefix(body, "COMRESET failed"):
+		strings.HasPrefix(body, "COMRESET failed"),
+		strings.HasPrefix(body, "softreset failed"):
 		return KindLinkReset, "", true
 	case strings.HasPrefix(body, "SError: {"):
 		if serrorHasInterfaceBit(body[len("SError: {"):]) {

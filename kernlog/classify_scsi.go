@@ -70,7 +70,11 @@ func scsiKind(body string) (Kind, bool) {
 		// "FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE" (4.x+),
 		// " Result: hostbyte=… driverbyte=DRIVER_TIMEOUT" (older), and the
 		// same after "Synchronize Cache(10) failed:".
-		if strings.Contains(body, "DID_TIME_OUT") || strings.Contains(body, "DRIVER_TIMEOUT") {
+		// A timeout shows as DID_TIME_OUT, as DRIVER_TIMEOUT (before 5.14)
+		// or numerically as driverbyte=0x06 or the UNKNOWN(0x2003)
+		// disposition (TIMEOUT_ERROR) of 5.x.
+		if strings.Contains(body, "DID_TIME_OUT") || strings.Contains(body, "DRIVER_TIMEOUT") ||
+			strings.Contains(body, "driverbyte=0x06") || strings.HasPrefix(body, "UNKNOWN(0x2003)") {
 			return KindTimeout, true
 		}
 		return KindCommandFailed, true

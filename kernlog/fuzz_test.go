@@ -72,7 +72,7 @@ func FuzzReadSaved(f *testing.F) {
 	})
 }
 
-var allFormats = []Format{FormatKmsg, FormatDmesg, FormatDmesgTime, FormatJournal, FormatJournalJSON, FormatSyslog}
+var allFormats = []Format{FormatKmsg, FormatDmesg, FormatDmesgTime, FormatJournal, FormatJournalJSON, FormatSyslog, FormatPlain}
 
 func FuzzClassify(f *testing.F) {
 	seedFiles(f, func(data []byte) {

@@ -71,6 +71,36 @@ var savedCases = []savedCase{
 		"io_error sdh": 1, "command_failed sdh": 2,
 	}},
 	{"usb-deepin-940-usb-storage-probe-syslog.txt", FormatSyslog, 12, map[string]int{}},
+	{"libata-zfs-1814-unc-media-error.txt", FormatDmesg, 22, map[string]int{
+		"command_failed ata3.00": 3, "medium_error ata3.00": 2,
+	}},
+	{"libata-sunxi-41-priority-prefix-limiting-speed.txt", FormatPlain, 11, map[string]int{
+		"link_error ata1": 1, "link_reset ata1": 1, "link_down ata1": 1,
+	}},
+	{"scsi-util-linux-1220-critical-target-kernel-prefix.txt", FormatJournal, 12, map[string]int{
+		"buffer_io_error sdb": 2, "target_error sdb": 2, "command_failed sdb": 2,
+	}},
+	{"usb-dietpi-4499-timeout-disconnect.txt", FormatDmesg, 11, map[string]int{
+		"io_error sda": 4, "timeout sda": 3, "gone usb 2-2": 1,
+	}},
+	{"usb-dietpi-6071-reset-journal.txt", FormatJournal, 8, map[string]int{
+		"link_reset usb 1-1.4": 1, "timeout sdb": 1, "io_error sdb": 1, "buffer_io_error sdb": 1,
+	}},
+	{"libata-bbf-29-hostint-10b8b-unc.txt", FormatDmesg, 12, map[string]int{
+		"link_error ata1": 1, "command_failed ata1.00": 2, "medium_error ata1.00": 1, "link_reset ata1": 1,
+	}},
+	{"libata-hd-idle-78-linkseq-localized-dmesg-T.txt", FormatDmesgTime, 16, map[string]int{
+		"link_error ata2": 1, "command_failed ata2.00": 2, "link_reset ata2": 1,
+	}},
+	{"libata-zfs-15646-read-dma-ext-abrt-dmesg-T.txt", FormatDmesgTime, 18, map[string]int{
+		"command_failed ata10.00": 1, "link_reset ata10": 1, "command_failed sdd": 1,
+	}},
+	{"libata-raspberry-pcie-116-link-down-ffffffff.txt", FormatDmesg, 14, map[string]int{
+		"link_down ata23": 1,
+	}},
+	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
+		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
+	}},
 }
 
 func TestSavedRealLogs(t *testing.T) {

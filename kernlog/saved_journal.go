@@ -14,6 +14,11 @@ import (
 func parseSyslogLike(rec Record, line string) (Record, Format, bool) {
 	t, rest, ok := cutWallStamp(line)
 	if !ok {
+		// "kernel: text": a journal line whose stamp and host were cut off.
+		if msg, found := strings.CutPrefix(line, "kernel: "); found {
+			rec.Message = msg
+			return rec, FormatJournal, true
+		}
 		return Record{}, "", false
 	}
 	msg, ok := afterKernelTag(rest)

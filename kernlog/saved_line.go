@@ -32,9 +32,20 @@ func parseSavedLine(line string) (Record, Format, bool) {
 		line = rest
 	}
 	if line != "" && line[0] == '[' {
-		return parseBracketed(rec, line)
+		if r, format, ok := parseBracketed(rec, line); ok {
+			return r, format, true
+		}
 	}
-	return parseSyslogLike(rec, line)
+	if r, format, ok := parseSyslogLike(rec, line); ok {
+		return r, format, true
+	}
+	// A line with a "<N>" priority is the kernel's even without a stamp; a
+	// bare line only when it is about a disk.
+	if _, ok := Classify(line); ok || rec.Priority >= 0 {
+		rec.Message = line
+		return rec, FormatPlain, true
+	}
+	return Record{}, "", false
 }
 
 func unknownRecord() Record { return Record{Priority: -1, Facility: -1, Mono: -1} }
@@ -158,12 +169,34 @@ func parseBracketed(rec Record, line string) (Record, Format, bool) {
 		rec.Message = text
 		return rec, FormatDmesg, true
 	}
-	if t, err := time.Parse("Mon Jan _2 15:04:05 2006", stamp); err == nil {
+	if t, ok := parseCtime(stamp); ok {
 		rec.Time = t
 		rec.Message = trimCallerID(text)
 		return rec, FormatDmesgTime, true
 	}
 	return Record{}, "", false
+}
+
+// parseCtime reads dmesg -T's "Tue Dec  1 18:17:37 2026". Under another
+// locale the day and month are not English ("Fr Aug 26 22:01:01 2022",
+// "Di Okt  1 …"): such a stamp is still recognised, with the time left
+// zero when the month cannot be read.
+func parseCtime(stamp string) (time.Time, bool) {
+	if t, err := time.Parse("Mon Jan _2 15:04:05 2006", stamp); err == nil {
+		return t, true
+	}
+	fields := strings.Fields(stamp)
+	if len(fields) != 5 || !allDigits(fields[2]) || len(fields[4]) != 4 || !allDigits(fields[4]) {
+		return time.Time{}, false
+	}
+	clock := strings.Split(fields[3], ":")
+	if len(clock) != 3 || !allDigits(clock[0]) || !allDigits(clock[1]) || !allDigits(clock[2]) {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse("Jan 2 15:04:05 2006", strings.Join(fields[1:], " ")); err == nil {
+		return t, true
+	}
+	return time.Time{}, true
 }
 
 // parseMono reads "5.140900" (seconds since boot).
