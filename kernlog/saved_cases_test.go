@@ -127,6 +127,16 @@ var savedCases = []savedCase{
 	{"scsi-longhorn-9878-offline-short-precise.txt", FormatJournal, 11, map[string]int{
 		"io_error scsi 15:0:0:1": 1, "io_error scsi 35:0:0:1": 1, "buffer_io_error sdaj": 8,
 	}},
+	{"nvme-rpi-linux-6661-controller-down-journal.txt", FormatJournal, 14, map[string]int{
+		"link_down nvme0": 2,
+	}},
+	{"block-rpi-linux-703-end-request-split-result.txt", FormatJournal, 10, map[string]int{
+		"io_error sda": 1,
+	}},
+	// Only the disk lines are taken from a diff's "+[…]" lines.
+	{"block-xcp-ng-27-print-req-error-diff.txt", FormatDmesg, 8, map[string]int{
+		"io_error nvme1n1": 8,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},
