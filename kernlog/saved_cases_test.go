@@ -137,6 +137,9 @@ var savedCases = []savedCase{
 	{"block-xcp-ng-27-print-req-error-diff.txt", FormatDmesg, 8, map[string]int{
 		"io_error nvme1n1": 8,
 	}},
+	{"scsi-dcache-1708-medium-access-timeout-hpsa.txt", FormatJournal, 7, map[string]int{
+		"timeout sdb": 1,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},
