@@ -1,6 +1,7 @@
 package kernlog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,11 @@ var capturedMoments = []struct {
 	// blkdebug returning EIO on reads: QEMU answers with Aborted Command /
 	// I/O process terminated, three failed reads.
 	{"l4-read-errors", map[string]int{"command_failed sda": 9, "io_error sda": 3}},
+	// A throttled virtio disk: slow, but the kernel said nothing at all
+	// (journalctl printed "-- No entries --"): see TestCapturedSilentKernel.
+	// Deadman with failmode=continue hit a kernel BUG (an oops and its
+	// trace): none of it is about a disk.
+	{"l6-deadman-continue", map[string]int{}},
 }
 
 var capturedFormats = []struct {
@@ -83,6 +89,22 @@ func TestCapturedKernelLogsAgreeAcrossFormats(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A throttled disk leaves the kernel log empty: every capture of that
+// moment is "not a kernel log", never a log with no findings.
+func TestCapturedSilentKernel(t *testing.T) {
+	for _, cf := range capturedFormats {
+		f, err := os.Open(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l5-slow"+cf.suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadSaved(f, func(Record) error { return nil })
+		f.Close()
+		if !errors.Is(err, ErrNotKernelLog) {
+			t.Errorf("%s: %v, want ErrNotKernelLog", cf.suffix, err)
+		}
 	}
 }
 
