@@ -140,6 +140,19 @@ var savedCases = []savedCase{
 	{"scsi-dcache-1708-medium-access-timeout-hpsa.txt", FormatJournal, 7, map[string]int{
 		"timeout sdb": 1,
 	}},
+	{"libata-dentos-308-disabled-indented.txt", FormatDmesg, 18, map[string]int{
+		"link_reset ata1": 4, "link_slow ata1": 1, "link_error ata1": 1, "link_down ata1.00": 1,
+	}},
+	// Lines wrapped by the report: the first half still names the port.
+	{"libata-sma-bluetooth-70-wrapped-syslog.txt", FormatSyslog, 4, map[string]int{
+		"link_error ata2": 1, "link_reset ata2": 1, "link_down ata2": 1,
+	}},
+	{"libata-sof-test-1106-comreset-short-monotonic.txt", FormatJournal, 3, map[string]int{
+		"link_reset ata2": 3,
+	}},
+	{"libata-sof-test-893-abrt-journal-continuation.txt", FormatJournal, 9, map[string]int{
+		"command_failed ata1.00": 2,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},
