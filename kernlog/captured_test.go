@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -117,5 +118,20 @@ func TestCapturedStructuredFields(t *testing.T) {
 		if r.Device != "+scsi:0:0:5:0" || r.Priority != 6 || r.Facility != 0 || r.Mono != 323336421000 {
 			t.Errorf("%s: first record %+v", name, r)
 		}
+	}
+}
+
+// journalctl -o json-seq is -o json with an RS byte before each record:
+// derived here from the real JSON capture by adding it.
+func TestJournalJSONSeq(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l4-read-errors.journalctl-k-o-json.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := readCaptured(t, "l4-read-errors.journalctl-k-o-json.json")
+	seq := "\x1e" + strings.ReplaceAll(string(data), "\n{", "\n\x1e{")
+	recs, format, err := readAll(t, seq)
+	if err != nil || format != FormatJournalJSON || !slices.Equal(recs, want) {
+		t.Errorf("format %q, %d records (want %d), err %v", format, len(recs), len(want), err)
 	}
 }

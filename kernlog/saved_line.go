@@ -75,7 +75,8 @@ func unknownRecord() Record { return Record{Priority: -1, Facility: -1, Mono: -1
 // indentation, "> " quote marks and a Markdown code mark.
 func trimPasted(line string) string {
 	for {
-		t := strings.TrimLeft(line, " \t`")
+		// \x1e starts each record of journalctl -o json-seq.
+		t := strings.TrimLeft(line, " \t`\x1e")
 		t = strings.TrimPrefix(t, ">")
 		if t == line {
 			return line
