@@ -87,43 +87,39 @@ func Classify(msg string) (Finding, bool) {
 	return Finding{}, false
 }
 
-// blockErrorKind maps the block layer's names for a failed request
-// (block/blk-core.c blk_errors) to a kind; ok false for those that are not
-// about a disk's health (thin-provisioning space, kernel resources).
-func blockErrorKind(name string) (Kind, bool) {
-	switch name {
-	case "I/O", "critical nexus", "protection":
-		return KindIOError, true
-	case "critical medium":
-		return KindMediumError, true
-	case "critical target":
-		return KindTargetError, true
-	case "timeout":
-		return KindTimeout, true
-	case "recoverable transport":
-		return KindLinkError, true
-	}
-	return "", false
+// blockErrors are the block layer's names for a failed request
+// (block/blk-core.c blk_errors) that are about a disk's health, with the
+// kind each says; the others (thin-provisioning space, kernel resources,
+// unsupported operations) are not findings.
+var blockErrors = [...]struct {
+	prefix string
+	kind   Kind
+}{
+	{"I/O error, dev ", KindIOError},
+	{"critical medium error, dev ", KindMediumError},
+	{"critical target error, dev ", KindTargetError},
+	{"timeout error, dev ", KindTimeout},
+	{"recoverable transport error, dev ", KindLinkError},
+	{"critical nexus error, dev ", KindIOError},
+	{"protection error, dev ", KindIOError},
 }
 
 // classifyBlock reads "<name> error, dev sdb, sector 2048 op 0x0:(READ)
 // flags 0x0 phys_seg 1 prio class 0" and the older forms without "op".
 func classifyBlock(s string) (Finding, bool) {
-	const sep = " error, dev "
-	i := strings.Index(s, sep)
-	if i < 0 || i > len("recoverable transport") {
+	var kind Kind
+	for _, e := range blockErrors {
+		if rest, ok := strings.CutPrefix(s, e.prefix); ok {
+			kind, s = e.kind, rest
+			break
+		}
+	}
+	if kind == "" {
 		return Finding{}, false
 	}
-	kind, ok := blockErrorKind(s[:i])
-	if !ok {
-		return Finding{}, false
-	}
-	rest := s[i+len(sep):]
-	name := rest
-	if j := strings.IndexByte(rest, ','); j >= 0 {
-		name, rest = rest[:j], rest[j:]
-	} else {
-		rest = ""
+	name, rest := s, ""
+	if j := strings.IndexByte(s, ','); j >= 0 {
+		name, rest = s[:j], s[j:]
 	}
 	if !isDiskName(name) {
 		return Finding{}, false
