@@ -1,7 +1,10 @@
 package kernlog
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +119,22 @@ func TestReadSavedHostileLinesAreCheap(t *testing.T) {
 	_, _, _ = readAll(t, sb.String())
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// BenchmarkReadSavedJournal reads the real five-way capture's journal text
+// (the format rules eval sees most) and classifies every record.
+func BenchmarkReadSavedJournal(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l4-read-errors.journalctl-k.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = ReadSaved(bytes.NewReader(data), func(r Record) error {
+			Classify(r.Message)
+			return nil
+		})
 	}
 }
