@@ -135,3 +135,47 @@ func TestJournalJSONSeq(t *testing.T) {
 		t.Errorf("format %q, %d records (want %d), err %v", format, len(recs), len(want), err)
 	}
 }
+
+// Each record of a raw capture, as one read(2) of /dev/kmsg returned it
+// (its line and the dictionary lines under it), parses on its own to the
+// record ReadSaved gives for it.
+func TestParseKmsgOnCapturedRecords(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l*.kmsg.txt"))
+	paths = append(paths, filepath.Join("..", "testdata", "kernel-log", "kmsg-udisks-1231-nvme-fabrics.txt"))
+	total := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var records []string
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			if strings.HasPrefix(line, " ") && len(records) > 0 {
+				records[len(records)-1] += line
+			} else if line != "" {
+				records = append(records, line)
+			}
+		}
+		var want []Record
+		_, err = ReadSaved(strings.NewReader(string(data)), func(r Record) error { want = append(want, r); return nil })
+		if len(records) == 0 {
+			if !errors.Is(err, ErrNotKernelLog) {
+				t.Errorf("%s: empty capture gave %v", p, err)
+			}
+			continue
+		}
+		if len(want) != len(records) {
+			t.Fatalf("%s: ReadSaved gave %d records, the file holds %d", p, len(want), len(records))
+		}
+		for i, raw := range records {
+			got, err := ParseKmsg([]byte(raw))
+			if err != nil || got != want[i] {
+				t.Errorf("%s record %d: %+v, %v\nwant %+v", p, i, got, err, want[i])
+			}
+		}
+		total += len(records)
+	}
+	if total < 50 {
+		t.Errorf("only %d real records checked", total)
+	}
+}
