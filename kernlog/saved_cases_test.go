@@ -153,6 +153,14 @@ var savedCases = []savedCase{
 	{"libata-sof-test-893-abrt-journal-continuation.txt", FormatJournal, 9, map[string]int{
 		"command_failed ata1.00": 2,
 	}},
+	{"usb-rpi-linux-3543-disconnect-descriptor-errors.txt", FormatDmesg, 18, map[string]int{
+		"io_error sda": 3, "gone usb 1-1.3": 1, "buffer_io_error sda": 2, "link_error usb 1-1.3": 4,
+	}},
+	// dmesg -t: only the lines about a device are read, not the prompt or
+	// the hub port's.
+	{"usb-dasharo-1132-dmesg-t-with-prompt.txt", FormatPlain, 12, map[string]int{
+		"link_error usb 2-1.1": 12,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},
