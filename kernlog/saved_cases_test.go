@@ -161,6 +161,12 @@ var savedCases = []savedCase{
 	{"usb-dasharo-1132-dmesg-t-with-prompt.txt", FormatPlain, 12, map[string]int{
 		"link_error usb 2-1.1": 12,
 	}},
+	{"scsi-hotsos-368-medium-error-write16-task-abort.txt", FormatDmesg, 7, map[string]int{
+		"command_failed sdk": 1, "medium_error sdk": 3, "timeout scsi 0:0:9:0": 1,
+	}},
+	{"block-rpi-linux-383-end-request-target-split-lines.txt", FormatDmesg, 31, map[string]int{
+		"target_error sdc": 3, "buffer_io_error sdc": 1,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},
