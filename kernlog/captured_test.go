@@ -93,18 +93,26 @@ func TestCapturedKernelLogsAgreeAcrossFormats(t *testing.T) {
 	}
 }
 
-// A throttled disk leaves the kernel log empty: every capture of that
-// moment is "not a kernel log", never a log with no findings.
+// A throttled disk, and deadman with failmode=wait, leave the kernel log
+// empty: every capture of those moments is "not a kernel log", never a log
+// with no findings.
 func TestCapturedSilentKernel(t *testing.T) {
+	for _, moment := range []string{"l5-slow", "l6-deadman"} {
+		checkSilent(t, moment)
+	}
+}
+
+func checkSilent(t *testing.T, moment string) {
+	t.Helper()
 	for _, cf := range capturedFormats {
-		f, err := os.Open(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l5-slow"+cf.suffix))
+		f, err := os.Open(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", moment+cf.suffix))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = ReadSaved(f, func(Record) error { return nil })
 		f.Close()
 		if !errors.Is(err, ErrNotKernelLog) {
-			t.Errorf("%s: %v, want ErrNotKernelLog", cf.suffix, err)
+			t.Errorf("%s%s: %v, want ErrNotKernelLog", moment, cf.suffix, err)
 		}
 	}
 }
