@@ -24,8 +24,9 @@ var capturedMoments = []struct {
 	{"l2-virtio-unplug", map[string]int{}},
 	{"l3-nvme-unplug", map[string]int{}},
 	// blkdebug returning EIO on reads: QEMU answers with Aborted Command /
-	// I/O process terminated, three failed reads.
-	{"l4-read-errors", map[string]int{"command_failed sda": 9, "io_error sda": 3}},
+	// I/O process terminated; three failed reads, each one SCSI finding
+	// (the sense key) and one block-layer finding.
+	{"l4-read-errors", map[string]int{"command_failed sda": 3, "io_error sda": 3}},
 	// A throttled virtio disk: slow, but the kernel said nothing at all
 	// (journalctl printed "-- No entries --"): see TestCapturedSilentKernel.
 	// Deadman with failmode=continue hit a kernel BUG (an oops and its

@@ -7,9 +7,10 @@ import "strings"
 // record, so a message is first told apart by its first bytes and plain
 // prefix checks: it allocates nothing and uses no regular expression.
 //
-// One failing I/O is often reported several times (the libata or SCSI
-// lines, then the block layer's): each line is one finding, and callers
-// count bursts, not lines.
+// One failing I/O is often reported twice (the libata or SCSI line, then
+// the block layer's): each line is one finding, and callers count bursts,
+// not lines. A SCSI command's several lines give one finding, on its
+// "Sense Key" line.
 //
 // What it recognises (each family tested on real lines, testdata/kernel-log):
 //   - block layer, all wordings since 2.6 ("end_request:", "blk_update_request:",
@@ -24,8 +25,9 @@ import "strings"
 //     disabled", "failed command: …", "qc timeout", "error: { UNC | IDNF | AMNF }"
 //     (media) and "{ ICRC }" (cable);
 //   - SCSI/SAS: "Sense Key : Medium Error | Hardware Error | Aborted Command"
-//     (and 0x3/0x4/0xb), medium "Add. Sense:" texts, "Internal target failure",
-//     "I/O process terminated" (QEMU's EIO), "[FAILED] Result: hostbyte=…"
+//     (and 0x3/0x4/0xb; the "Add. Sense:" line after it, such as "Unrecovered
+//     read error" or QEMU's "I/O process terminated", says the same again and
+//     is not counted twice), "[FAILED] Result: hostbyte=…" other than DID_OK
 //     (timeouts: DID_TIME_OUT, DRIVER_TIMEOUT, driverbyte=0x06, UNKNOWN(0x2003)),
 //     "timing out command", "attempting task abort", "Medium access timeout
 //     failure", "Device offlined", "rejecting I/O to offline device";

@@ -63,9 +63,12 @@ func isSCSIAddress(s string) bool {
 func scsiKind(body string) (Kind, bool) {
 	switch {
 	case strings.HasPrefix(body, "Sense Key : "):
+		// One failed command prints "FAILED Result: hostbyte=DID_OK", then
+		// "Sense Key : …" and "Add. Sense: …": the sense key line is its
+		// one finding, so that a bad sector is not counted three times.
 		return senseKeyKind(body[len("Sense Key : "):])
 	case strings.HasPrefix(body, "Add. Sense: "):
-		return additionalSenseKind(body[len("Add. Sense: "):])
+		return "", false
 	case strings.Contains(body, "Result: hostbyte="):
 		// "FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE" (4.x+),
 		// " Result: hostbyte=… driverbyte=DRIVER_TIMEOUT" (older), and the
@@ -76,6 +79,11 @@ func scsiKind(body string) (Kind, bool) {
 		if strings.Contains(body, "DID_TIME_OUT") || strings.Contains(body, "DRIVER_TIMEOUT") ||
 			strings.Contains(body, "driverbyte=0x06") || strings.HasPrefix(body, "UNKNOWN(0x2003)") {
 			return KindTimeout, true
+		}
+		// The device answered (DID_OK, 0x00 before names were printed):
+		// its sense lines follow and say what failed.
+		if strings.Contains(body, "hostbyte=DID_OK ") || strings.Contains(body, "hostbyte=0x00 ") {
+			return "", false
 		}
 		return KindCommandFailed, true
 	case strings.HasPrefix(body, "uas_eh_abort_handler"):
@@ -108,29 +116,6 @@ func senseKeyKind(key string) (Kind, bool) {
 	case strings.HasPrefix(key, "Hardware Error"), strings.HasPrefix(key, "0x4 "), key == "0x4":
 		return KindTargetError, true
 	case strings.HasPrefix(key, "Aborted Command"), strings.HasPrefix(key, "0xb "), key == "0xb":
-		return KindCommandFailed, true
-	}
-	return "", false
-}
-
-// additionalSenseKind reads the ASC/ASCQ text of the errors that are about
-// the medium (drivers/scsi/sense_codes.h), a target failure, or an I/O the
-// target ended (QEMU answers an injected EIO with it).
-func additionalSenseKind(text string) (Kind, bool) {
-	for _, p := range [...]string{
-		"Unrecovered read error", "Read retries exhausted", "Write error",
-		"Id CRC or ECC error", "Record not found", "Error too long to correct",
-		"L-EC uncorrectable error", "Peripheral device write fault",
-		"Unrecovered read error - auto reallocate failed",
-	} {
-		if strings.HasPrefix(text, p) {
-			return KindMediumError, true
-		}
-	}
-	switch {
-	case strings.HasPrefix(text, "Internal target failure"):
-		return KindTargetError, true
-	case strings.HasPrefix(text, "I/O process terminated"):
 		return KindCommandFailed, true
 	}
 	return "", false

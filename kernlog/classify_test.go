@@ -14,10 +14,11 @@ var classifyCases = []struct {
 		Finding{Kind: KindMediumError, Ref: block("sde"), Sector: 3260792, Op: "READ"}},
 	{"sd 3:0:0:1: [sde] tag#40 Sense Key : Medium Error [current]",
 		Finding{Kind: KindMediumError, Ref: block("sde"), Sector: -1}},
-	{"sd 3:0:0:1: [sde] tag#40 Add. Sense: Unrecovered read error",
-		Finding{Kind: KindMediumError, Ref: block("sde"), Sector: -1}},
-	{"sd 3:0:0:1: [sde] tag#40 FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE cmd_age=0s",
-		Finding{Kind: KindCommandFailed, Ref: block("sde"), Sector: -1}},
+	// A result the device answered is said again by its sense lines; one
+	// that did not reach it is a finding of its own.
+	// (block-longhorn-12470-dmesg-x-delta-ctime.txt)
+	{"sd 2:0:0:1: [sda] tag#35 FAILED Result: hostbyte=DID_TRANSPORT_DISRUPTED driverbyte=DRIVER_OK cmd_age=263s",
+		Finding{Kind: KindCommandFailed, Ref: block("sda"), Sector: -1}},
 	// scsi-openebs-1433: the old form without op.
 	{"blk_update_request: critical medium error, dev sdb, sector 5120",
 		Finding{Kind: KindMediumError, Ref: block("sdb"), Sector: 5120}},
@@ -111,6 +112,11 @@ var notFindings = []string{
 	"scsi host0: uas_eh_device_reset_handler success",
 	"sd 3:0:0:1: [sde] tag#40 CDB: Read(10) 28 00 00 31 c9 b8 00 00 30 00",
 	"sd 0:0:11:0: [sdh] tag#2713 Add. Sense: No additional sense information",
+	// The pair's "Sense Key" line is the finding; these say it again.
+	"sd 3:0:0:1: [sde] tag#40 Add. Sense: Unrecovered read error",
+	"sd 3:0:0:1: [sde] tag#40 FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_SENSE cmd_age=0s",
+	"sd 0:0:5:0: [sda] tag#87 FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_OK cmd_age=0s",
+	"sd 0:0:5:0: [sda] tag#87 Add. Sense: I/O process terminated",
 	"blk_update_request: 59 callbacks suppressed",
 	"buffer_io_error: 19980 callbacks suppressed",
 	"nvme2n1: detected capacity change from 800166076416 to 0",
