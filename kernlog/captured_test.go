@@ -188,3 +188,32 @@ func TestParseKmsgOnCapturedRecords(t *testing.T) {
 		t.Errorf("only %d real records checked", total)
 	}
 }
+
+// journalctl's other short formats, derived from the real short capture by
+// rewriting only its stamps (the guest's clock said 2026-12-01, UTC):
+// short-iso, short-iso-precise and short-full give the same messages.
+func TestJournalShortStampVariants(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l4-read-errors.journalctl-k.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := readCaptured(t, "l4-read-errors.journalctl-k.txt")
+	for _, stamp := range []string{"2026-12-01T18:32:44+0000", "2026-12-01T18:32:44.123456+00:00", "Tue 2026-12-01 18:32:44 UTC"} {
+		var sb strings.Builder
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			if len(line) > len("Dec 01 18:32:44") {
+				line = stamp + line[len("Dec 01 18:32:44"):]
+			}
+			sb.WriteString(line)
+		}
+		recs, format, err := readAll(t, sb.String())
+		if err != nil || format != FormatJournal || len(recs) != len(want) {
+			t.Fatalf("%s: format %q, %d records (want %d), err %v", stamp, format, len(recs), len(want), err)
+		}
+		for i := range recs {
+			if recs[i].Message != want[i].Message || recs[i].Time.Year() != 2026 {
+				t.Errorf("%s: record %d %+v", stamp, i, recs[i])
+			}
+		}
+	}
+}
