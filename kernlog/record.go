@@ -37,6 +37,11 @@ const (
 	FormatJournal     Format = "journalctl -k" // "Dec 01 18:17:37 host kernel: text" (short, short-iso, short-precise)
 	FormatJournalJSON Format = "journalctl -k -o json"
 	FormatSyslog      Format = "syslog" // /var/log/kern.log: like journalctl short
+	// FormatPlain is kernel messages without a stamp: dmesg -t, "dmesg -r"
+	// of a kernel without printk times ("<6>ata1: …"), a console, or a paste
+	// that lost its stamps. ReadSaved takes a bare line only when Classify
+	// finds something in it, so that other text is not read as a log.
+	FormatPlain Format = "plain"
 )
 
 // Kind is what a kernel message says happened.
@@ -70,8 +75,10 @@ const (
 
 // Ref is how a message names the disk or the port it sits on.
 type Ref struct {
-	// Kind is one of "block" (sdb, nvme0n1), "ata" (ata3, ata3.00), "scsi"
-	// (2:0:0:0), "usb" (2-1, 2-1.4) and "nvme" (nvme0, a controller).
+	// Kind is one of "block" (sdb, nvme0n1; a partition is given as its
+	// disk), "ata" (ata3 the port, ata3.00 a device on it), "scsi" (2:0:0:0,
+	// or host2 for a whole SCSI host such as a UAS bridge), "usb" (2-1,
+	// 2-1.4) and "nvme" (nvme0, a controller).
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 }
