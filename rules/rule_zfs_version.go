@@ -17,7 +17,7 @@ func zfsVersionMismatchRule() Rule {
 			Name:     nameZFSVersionMismatch,
 			Severity: "warning",
 			Condition: "`zfs version` (at start and every `zfs.version_interval`) reports a userland release other than the loaded kernel module's " +
-				"(upstream releases compared: 2.2.6 against 2.2.4; packaging revisions alone do not count); fires at once",
+				"(upstream releases compared: 2.2.6 against 2.2.4, and the commit of a build from git; packaging revisions alone do not count); fires at once",
 		}},
 	}
 }
