@@ -63,3 +63,16 @@ func TestForgetDiskRefusesNonDisks(t *testing.T) {
 		}
 	}
 }
+
+// Whatever is typed, a name accepted is one token with no path in it.
+func FuzzDiskToForget(f *testing.F) {
+	for _, s := range []string{"S3Z9NB0K000003", "/dev/disk/by-id/ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003", "../x", "a b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		name, err := diskToForget(s)
+		if err == nil && (name == "" || strings.ContainsAny(name, "/\\ \t\n\x00") || len(name) > 255) {
+			t.Fatalf("diskToForget(%q) accepted %q", s, name)
+		}
+	})
+}
