@@ -35,8 +35,21 @@ type seenDisk struct {
 	LastSeen time.Time     `json:"last_seen"`
 	// GoneSince is the first inventory that did not list it.
 	GoneSince *time.Time `json:"gone_since,omitempty"`
-	// Pool is the pool it was a vdev of when last listed.
-	Pool string `json:"pool,omitempty"`
+	// Pool is the last pool it was seen a vdev of, and InPool when: a disk
+	// replaced out of its pool (zpool replace, detach) and pulled within
+	// replacedGrace is the end of that replacement, not news.
+	Pool   string    `json:"pool,omitempty"`
+	InPool time.Time `json:"in_pool,omitempty"`
+}
+
+// replacedGrace: how long after leaving its pool a disk's removal is
+// taken as part of its replacement.
+const replacedGrace = 7 * 24 * time.Hour
+
+// leftWithPool: the disk was a pool's vdev when it went, or had left its
+// pool shortly before (replaced, detached).
+func (s *seenDisk) leftWithPool() bool {
+	return s.Pool != "" && s.GoneSince != nil && s.GoneSince.Sub(s.InPool) < replacedGrace
 }
 
 // seenKey is what tells a disk apart across renames and reboots: its
@@ -58,7 +71,7 @@ func diskVanishedRule() Rule {
 			// within seconds: that is LinkResets' news, not this.
 			For:      2 * time.Minute,
 			Severity: "warning",
-			Condition: "a disk the inventory listed (sysfs, by serial; remembered across restarts, at most 64) is gone from it, and was no pool's vdev when last seen; " +
+			Condition: "a disk the inventory listed (sysfs, by serial; remembered across restarts, at most 64) is gone from it, and was no pool's vdev when it went nor in the 7 days before (a disk replaced out of its pool and pulled is not news); " +
 				"resolved when it is back or after `zwatch forget-disk SERIAL`; not for `disks.ignore`; `for` {for}",
 		}},
 	}
@@ -80,14 +93,16 @@ func (e *Engine) noteInventory(h *hostState, ids []disk.Identity, now time.Time)
 		pool := h.poolOfDisk(key, id, true)
 		s := h.SeenDisks[key]
 		if s == nil {
-			h.SeenDisks[key] = &seenDisk{ID: id, LastSeen: now, Pool: pool}
-			h.dirty = true
-			continue
+			s = &seenDisk{ID: id, LastSeen: now}
+			h.SeenDisks[key] = s
+		} else if s.GoneSince == nil && (pool == "" || pool == s.Pool) && s.ID.Kernel == id.Kernel && s.ID.ByID == id.ByID && now.Sub(s.LastSeen) < seenDiskRefresh {
+			continue // nothing new worth a state write
 		}
-		if s.GoneSince != nil || s.Pool != pool || s.ID.Kernel != id.Kernel || s.ID.ByID != id.ByID || now.Sub(s.LastSeen) >= seenDiskRefresh {
-			s.ID, s.LastSeen, s.GoneSince, s.Pool = id, now, nil, pool
-			h.dirty = true
+		s.ID, s.LastSeen, s.GoneSince = id, now, nil
+		if pool != "" {
+			s.Pool, s.InPool = pool, now
 		}
+		h.dirty = true
 	}
 	for key, s := range h.SeenDisks {
 		if !present[key] && s.GoneSince == nil {
@@ -186,7 +201,7 @@ func ruleDiskVanished(c *evalCtx) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		s := h.SeenDisks[key]
-		if s.GoneSince == nil || s.Pool != "" || c.e.ignoredDisk(s.ID) || h.poolOfDisk(key, s.ID, false) != "" {
+		if s.GoneSince == nil || s.leftWithPool() || c.e.ignoredDisk(s.ID) || h.poolOfDisk(key, s.ID, false) != "" {
 			continue
 		}
 		emitDiskVanished(c, key, s)

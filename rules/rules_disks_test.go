@@ -162,3 +162,28 @@ func TestZFSVersionMismatch(t *testing.T) {
 		t.Errorf("revision only: %s", a.Summary)
 	}
 }
+
+// A disk replaced out of its pool and pulled days later is the end of the
+// replacement; one that left its pool long before is a shelf disk again.
+func TestDiskVanishedAfterAReplacement(t *testing.T) {
+	for _, c := range []struct {
+		pulledAfter time.Duration
+		want        []string
+	}{
+		{2 * 24 * time.Hour, nil},
+		{8 * 24 * time.Hour, []string{"DiskVanished warning disk=WD-WCC7K0000001"}},
+	} {
+		e := newTestEngine()
+		observe(t, e, statusEnv(t, cap232+"a.zpool-status-p-P.txt", t0), t0)
+		observe(t, e, inventoryEnv(t, t0, vaultDisk), t0)
+		// Replaced: no pool lists it any more (a status with no pools stands
+		// in for vault's after the detach), the disk still attached.
+		now := t0.Add(time.Hour)
+		observe(t, e, poolsEnv(t, nil, now), now)
+		observe(t, e, inventoryEnv(t, now.Add(time.Minute), vaultDisk), now.Add(time.Minute))
+		now = now.Add(c.pulledAfter)
+		observe(t, e, inventoryEnv(t, now), now)
+		tickUntil(e, now, 3*time.Minute)
+		sameList(t, active(e, nameDiskVanished), c.want)
+	}
+}
