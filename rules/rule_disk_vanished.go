@@ -71,7 +71,7 @@ func diskVanishedRule() Rule {
 			// within seconds: that is LinkResets' news, not this.
 			For:      2 * time.Minute,
 			Severity: "warning",
-			Condition: "a disk the inventory listed (sysfs, by serial; remembered across restarts, at most 64) is gone from it, and was no pool's vdev when it went nor in the 7 days before (a disk replaced out of its pool and pulled is not news); " +
+			Condition: "a disk the inventory listed (sysfs, by serial; remembered across restarts, at most 64) is gone from it, and was no pool's vdev when it went nor in the 7 days before (a disk replaced out of its pool and pulled is not news), and is no removable medium (USB stick, memory card); " +
 				"resolved when it is back or after `zwatch forget-disk SERIAL`; not for `disks.ignore`; `for` {for}",
 		}},
 	}
@@ -201,7 +201,9 @@ func ruleDiskVanished(c *evalCtx) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		s := h.SeenDisks[key]
-		if s.GoneSince == nil || s.leftWithPool() || c.e.ignoredDisk(s.ID) || h.poolOfDisk(key, s.ID, false) != "" {
+		// Removable media (the kernel's flag: USB sticks, memory cards) come
+		// and go by design; USB and SATA disks do not carry it.
+		if s.GoneSince == nil || s.ID.Removable || s.leftWithPool() || c.e.ignoredDisk(s.ID) || h.poolOfDisk(key, s.ID, false) != "" {
 			continue
 		}
 		emitDiskVanished(c, key, s)

@@ -106,6 +106,14 @@ func TestDiskVanishedForgetIgnoreRestart(t *testing.T) {
 		t.Error("still firing after forget-disk")
 	}
 
+	// A USB stick (the kernel's removable flag) comes and goes by design.
+	stick := disk.Identity{Serial: "4C530001230811110584", Kernel: "sdh", Transport: disk.TransportUSB, Removable: true}
+	st := newTestEngine()
+	observe(t, st, inventoryEnv(t, t0, stick), t0)
+	observe(t, st, inventoryEnv(t, t0.Add(time.Minute)), t0.Add(time.Minute))
+	tickUntil(st, t0.Add(time.Minute), 5*time.Minute)
+	sameList(t, active(st, nameDiskVanished), nil)
+
 	ig := newTestEngine(func(c *config.RulesConfig) { c.Disks.Ignore = []string{"ata-Samsung_SSD_*"} })
 	observe(t, ig, inventoryEnv(t, t0, spareDisk), t0)
 	observe(t, ig, inventoryEnv(t, t0.Add(time.Minute)), t0.Add(time.Minute))
