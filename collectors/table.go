@@ -142,6 +142,10 @@ func Table() []Spec {
 			Every: func(c *config.Config) time.Duration { return c.Smart.Interval.D() },
 			// Its own runner, with smart.timeout per call.
 			Poll: func(e Env) Collector { return NewSmartCollector(SmartConfigFrom(e.Config), nil) }},
+		// The kernel log: no tool and no family, its own switch; Linux only.
+		{Name: KernelLogName, Platforms: []string{"linux"},
+			Enabled: func(c *config.Config) bool { return c.Kernel.Enabled },
+			Follow:  func(e Env) Follower { return NewKernelLog(e) }},
 	}
 }
 

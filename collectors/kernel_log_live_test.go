@@ -1,0 +1,192 @@
+//go:build linux
+
+package collectors
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests read the real kernel log of the machine they run on. As
+// root, a line written to /dev/kmsg becomes a record (facility user) that
+// the follower then reads; elsewhere they are skipped.
+
+func liveKmsg(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to write records to /dev/kmsg")
+	}
+	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("cannot write to /dev/kmsg: %v", err)
+	}
+	f.Close()
+}
+
+// inject writes one record. Each write opens the device anew: the kernel
+// rate-limits writers per open file (printk_devkmsg=ratelimit, 10 per 5 s).
+func inject(t *testing.T, line string) {
+	t.Helper()
+	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line); err != nil {
+		t.Fatalf("inject %q: %v", line, err)
+	}
+}
+
+func liveTag(name string) string {
+	return name + strconv.FormatInt(time.Now().UnixNano(), 36)
+}
+
+// Records from before the follower started are not published; those after
+// are, folded per disk; cancelling ctx ends the blocked read at once.
+func TestKernelLogLiveSeekToEnd(t *testing.T) {
+	liveKmsg(t)
+	tag := liveTag("seek")
+	k := testFollower(tag, nil)
+	k.UserRecords = true
+	inject(t, "<3>zwatch-test-"+tag+": media_error block sdq\n")
+	f, err := openKmsg("/dev/kmsg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inject(t, "<3>zwatch-test-"+tag+": link_reset block vda\n")
+	inject(t, "<3>zwatch-test-"+tag+": link_reset block vda\n")
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.follow(ctx, f, newKernelFold(ctx, k, pub)) }()
+	d := waitFacts(t, pub, 1, 5*time.Second)[0]
+	if len(d.Disks) != 1 || d.Disks[0].Ref != "vda" || d.Disks[0].Counts["link_reset"] != 2 {
+		t.Errorf("fact = %+v, want vda with 2 link resets and not the record from before the start", d)
+	}
+	if dk := d.Disks[0].Disk; dk == nil || dk.Serial != "overlayblk" {
+		t.Errorf("vda = %+v, want the disk of the fixture tree %s", dk, virtioRoot)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("follow = %v after cancel", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("cancel did not end the blocked read")
+	}
+}
+
+// Records the kernel overwrote before they were read (the read says EPIPE)
+// are counted as lost from the sequence gap, and reading carries on.
+func TestKernelLogLiveOverrun(t *testing.T) {
+	liveKmsg(t)
+	size, err := syscall.Klogctl(10, nil) // SYSLOG_ACTION_SIZE_BUFFER
+	if err != nil || size <= 0 {
+		t.Skipf("kernel log size unknown: %v", err)
+	}
+	tag := liveTag("overrun")
+	k := testFollower(tag, nil)
+	k.UserRecords = true
+	f, err := openKmsg("/dev/kmsg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fold := newKernelFold(ctx, k, pub)
+	// Read the first marker so that the follower knows where it stands.
+	inject(t, "<7>zwatch-test-"+tag+": link_reset block vda\n")
+	buf := make([]byte, kmsgReadBuffer)
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fold.record(buf[:n], time.Now())
+		if bytes.Contains(buf[:n], []byte(tag)) {
+			break
+		}
+	}
+	// Twice the ring in 100-byte records, at debug level (not to the console).
+	filler := strings.Repeat("x", 60)
+	n := 2*size/100 + 100
+	for i := range n {
+		inject(t, fmt.Sprintf("<7>zwatch-test-%s-flood: %06d %s\n", tag, i, filler))
+	}
+	inject(t, "<7>zwatch-test-"+tag+": io_error block vda\n")
+	done := make(chan error, 1)
+	go func() { done <- k.follow(ctx, f, fold) }()
+	deadline := time.Now().Add(10 * time.Second)
+	var lost uint64
+	for {
+		ioErr := 0
+		lost = 0
+		for _, d := range waitFacts(t, pub, 1, time.Until(deadline)) {
+			lost += d.Lost
+			for _, e := range d.Disks {
+				ioErr += e.Counts["io_error"]
+			}
+		}
+		if ioErr > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record after the overrun was not read")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lost < uint64(n/2) || lost > uint64(n) {
+		t.Errorf("lost = %d, want between %d and %d (%d records written over a %d-byte ring)", lost, n/2, n, n, size)
+	}
+	t.Logf("%d records written over a %d-byte ring: %d reported lost", n, size, lost)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("follow = %v", err)
+	}
+}
+
+// The idle cost of following a quiet kernel log, as CPU time of this
+// process over ZWATCH_IDLE_SECONDS (not run by default).
+func TestKernelLogIdleCPU(t *testing.T) {
+	secs, _ := strconv.Atoi(os.Getenv("ZWATCH_IDLE_SECONDS"))
+	if secs <= 0 {
+		t.Skip("set ZWATCH_IDLE_SECONDS to measure")
+	}
+	f, err := openKmsg("/dev/kmsg")
+	if err != nil {
+		t.Skip(err)
+	}
+	k := &KernelLog{Path: "/dev/kmsg", Root: "/", Log: discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	pub := &memPublisher{}
+	done := make(chan error, 1)
+	go func() { done <- k.follow(ctx, f, newKernelFold(ctx, k, pub)) }()
+	time.Sleep(time.Second) // past the start-up (sysfs read)
+	before := cpuTicks(t)
+	time.Sleep(time.Duration(secs) * time.Second)
+	used := cpuTicks(t) - before
+	cancel()
+	<-done
+	t.Logf("idle CPU over %d s: %d ticks (1/100 s) of user+system time, %d kernel.log facts", secs, used, len(pub.all()))
+}
+
+// cpuTicks is utime+stime of this process (/proc/self/stat fields 14, 15).
+func cpuTicks(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return u + s
+}
