@@ -142,6 +142,19 @@ func Table() []Spec {
 			Every: func(c *config.Config) time.Duration { return c.Smart.Interval.D() },
 			// Its own runner, with smart.timeout per call.
 			Poll: func(e Env) Collector { return NewSmartCollector(SmartConfigFrom(e.Config), nil) }},
+		// Issue 16, disks: the disks present, and the ZFS userland against its module.
+		{Name: "disks", Platforms: []string{"linux"},
+			Every: func(c *config.Config) time.Duration { return c.Disks.Interval.D() },
+			Poll:  func(e Env) Collector { return &Disks{Root: "/"} }},
+		{Name: "zfs_version", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.VersionInterval.D() },
+			Poll: func(e Env) Collector {
+				module := ZFSModuleVersionFile
+				if runtime.GOOS == "freebsd" {
+					module = "" // the module's version is zfs version's to say there
+				}
+				return &ZFSVersion{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs, ModuleFile: module}
+			}},
 		// The kernel log: no tool and no family, its own switch; Linux only.
 		{Name: KernelLogName, Platforms: []string{"linux"},
 			Enabled: func(c *config.Config) bool { return c.Kernel.Enabled },

@@ -75,7 +75,14 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("42\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	table := append(collectors.Table(), collectors.Spec{
+	// The collectors of no family (the disk inventory reads sysfs) stay out.
+	var table []collectors.Spec
+	for _, s := range collectors.Table() {
+		if s.Family.Name != "" {
+			table = append(table, s)
+		}
+	}
+	table = append(table, collectors.Spec{
 		Name:  "toy_file",
 		Every: func(*config.Config) time.Duration { return time.Hour },
 		Poll:  func(collectors.Env) collectors.Collector { return &toyFile{path: path} },
@@ -127,12 +134,13 @@ func TestMissingToolIsOneBlindSpot(t *testing.T) {
 	cfg.ZFS.Zpool, cfg.Smart.Enabled = missing, false
 	tr := newTracker()
 	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, tr, log)
-	if len(comps) != 0 {
-		t.Fatalf("components %v, want none", names(comps))
+	// The disk inventory needs no tool (sysfs) and is no family's.
+	if got := names(comps); !slices.Equal(got, []string{"disks"}) {
+		t.Fatalf("components %v, want only disks", got)
 	}
 	health := tr.snapshot()
 	why := missing + " not found: install zfsutils-linux, or set zfs.zpool to its path"
-	if len(health) != 1 || health["zfs"].Disabled != why {
+	if len(health) != 2 || health["zfs"].Disabled != why || health["disks"].Disabled != "" {
 		t.Errorf("heartbeat %+v, want one zfs blind spot: %s", health, why)
 	}
 	for _, line := range []string{"ZFS monitoring is disabled: " + why, "SMART monitoring is disabled by the config (smart.enabled: false)"} {
@@ -149,7 +157,7 @@ func TestCollectorComponentsFollowTheTable(t *testing.T) {
 	cfg := config.Default()
 	cfg.ZFS.Zpool, cfg.ZFS.Zfs, cfg.Smart.Smartctl = zpool, zfsCmd, zpool // any executable will do
 	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, newTracker(), slog.New(slog.DiscardHandler))
-	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "smart"}
+	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "smart", "smart-urgent", "disks", "zfs_version"}
 	if got := names(comps); !slices.Equal(got, want) {
 		t.Errorf("components %v, want %v", got, want)
 	}
