@@ -108,6 +108,12 @@ func (f *kernelFold) record(b []byte, now time.Time) {
 		return
 	}
 	ids := f.ports.lookup(finding.Ref, now)
+	if len(ids) == 0 && !reportByName(finding.Ref) {
+		f.mu.Lock()
+		f.ignored++
+		f.mu.Unlock()
+		return
+	}
 	at := recordTime(rec.Mono, now)
 	f.mu.Lock()
 	ask := f.addLocked(finding, ids, rec.Message, at)
@@ -119,6 +125,21 @@ func (f *kernelFold) record(b []byte, now time.Time) {
 	if finding.Kind == kernlog.KindGone && f.departed != nil {
 		f.departed()
 	}
+}
+
+// reportByName says whether a name that maps to no disk is still worth a
+// fact: a disk's kernel name or an NVMe controller (the disk may have just
+// left). A SATA port, SCSI address or USB device that carries no disk is an
+// empty port, an optical drive or a keyboard; a loop, dm or zvol device is
+// no disk, and its disk's own errors are logged beside.
+func reportByName(ref kernlog.Ref) bool {
+	switch ref.Kind {
+	case disk.PortBlock:
+		return !disk.IsVirtual(ref.Name)
+	case disk.PortNVMe:
+		return true
+	}
+	return false
 }
 
 // overrun notes an EPIPE: records were overwritten unread.

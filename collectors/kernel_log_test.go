@@ -107,9 +107,10 @@ func entryFor(t *testing.T, d facts.KernelLogData, ref string) facts.KernelDiskL
 }
 
 // Records about one disk fold into one entry with counts by kind, the
-// disk named from sysfs; a name that maps to nothing is kept by name; what
-// is not understood, and what a program (not the kernel) wrote, is only
-// counted as ignored. SMART is asked for once per disk and fact.
+// disk named from sysfs; a disk name or NVMe controller that maps to
+// nothing is kept by name; a port that carries no disk, a virtual device,
+// what is not understood and what a program (not the kernel) wrote are
+// only counted as ignored. SMART is asked for once per disk and fact.
 func TestKernelFoldCountsPerDisk(t *testing.T) {
 	u := &urgentLog{}
 	pub := &memPublisher{}
@@ -121,14 +122,17 @@ func TestKernelFoldCountsPerDisk(t *testing.T) {
 		"zwatch-test-fold: io_error block vda1",
 		"zwatch-test-fold: timeout nvme nvme7",
 		"a line the classifier does not know",
+		"zwatch-test-fold: link_reset usb 1-1",  // a USB device that carries no disk
+		"zwatch-test-fold: link_down ata ata5",  // an empty SATA port
+		"zwatch-test-fold: io_error block dm-3", // not a disk; its disk logs its own
 	} {
 		fold.record(rawRecord(3, uint64(10+i), msg), now)
 	}
-	fold.record(rawRecord(1<<3|3, 20, "zwatch-test-fold: io_error block vda"), now) // facility user
+	fold.record(rawRecord(1<<3|3, 23, "zwatch-test-fold: io_error block vda"), now) // facility user
 	fold.record([]byte("not a kmsg record"), now)
 	d := waitFacts(t, pub, 1, 2*time.Second)[0]
-	if d.Source != "kmsg" || d.Ignored != 3 || d.Lost != 5 || d.Dropped != 0 || len(d.Disks) != 2 {
-		t.Fatalf("fact = %+v, want 2 disks, 3 ignored, 5 lost (seq 15 to 19)", d)
+	if d.Source != "kmsg" || d.Ignored != 6 || d.Lost != 5 || d.Dropped != 0 || len(d.Disks) != 2 {
+		t.Fatalf("fact = %+v, want 2 disks, 6 ignored, 5 lost (seq 18 to 22)", d)
 	}
 	vda := entryFor(t, d, "vda")
 	if vda.Disk == nil || vda.Disk.Serial != "overlayblk" || vda.Counts["link_reset"] != 2 || vda.Counts["io_error"] != 1 {
@@ -159,9 +163,9 @@ func TestKernelFoldRateLimit(t *testing.T) {
 	fold := newKernelFold(context.Background(), k, pub)
 	now := time.Now()
 	for i := range 100 {
-		fold.record(rawRecord(3, uint64(i+1), "zwatch-test-rate: link_reset ata ata9"), now)
+		fold.record(rawRecord(3, uint64(i+1), "zwatch-test-rate: link_reset nvme nvme9"), now)
 	}
-	fold.record(rawRecord(3, 101, "zwatch-test-rate: link_reset ata ata9"), now.Add(time.Second))
+	fold.record(rawRecord(3, 101, "zwatch-test-rate: link_reset nvme nvme9"), now.Add(time.Second))
 	d := waitFacts(t, pub, 1, 2*time.Second)[0]
 	if d.Dropped != 90 || len(d.Disks) != 1 || d.Disks[0].Counts["link_reset"] != 11 {
 		t.Errorf("fact = %+v, want 11 counted and 90 dropped", d)
@@ -220,7 +224,7 @@ func TestKernelFoldTiming(t *testing.T) {
 	records := 0
 	for time.Since(start) < 500*time.Millisecond {
 		records++
-		fold.record(rawRecord(3, uint64(records), "zwatch-test-timing: link_reset usb 2-1"), time.Now())
+		fold.record(rawRecord(3, uint64(records), "zwatch-test-timing: link_reset block sdq"), time.Now())
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(k.Every + 100*time.Millisecond)
@@ -335,4 +339,16 @@ func TestKernelLogTableLine(t *testing.T) {
 		return
 	}
 	t.Fatal("no kernel log line in the table")
+}
+
+// The cost of a record that says nothing about a disk (most of the log):
+// parse, classify, count.
+func BenchmarkKernelFoldIgnored(b *testing.B) {
+	fold := newKernelFold(context.Background(), &KernelLog{Root: virtioRoot}, &memPublisher{})
+	rec := rawRecord(6, 1, "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None")
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		fold.record(rec, now)
+	}
 }

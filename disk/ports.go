@@ -31,6 +31,10 @@ type portedDisk struct {
 	path []string
 }
 
+// IsVirtual tells the kernel names of block devices that are not disks
+// (loop, dm-, md, zvols, optical drives…), partitions included.
+func IsVirtual(kernel string) bool { return isVirtual(kernel) }
+
 // maxDeparted bounds the disks a map carries over from the previous one.
 const maxDeparted = 64
 
