@@ -53,7 +53,7 @@ type kernelFold struct {
 	ports    *portCache // reader goroutine only
 
 	mu               sync.Mutex
-	disks            map[string]*facts.KernelDiskLog
+	disks            map[string]*kernelEntry
 	lost, dropped    uint64
 	ignored          uint64 // since the follower started
 	lastSeq          uint64
@@ -69,7 +69,7 @@ func newKernelFold(ctx context.Context, k *KernelLog, pub Publisher) *kernelFold
 		urgent: k.Urgent, departed: k.DisksChanged,
 		quiet: cmp.Or(k.Quiet, kernelQuiet), every: cmp.Or(k.Every, kernelEvery), perSec: cmp.Or(k.MaxPerSecond, kernelMaxPerSecond),
 		ports: &portCache{root: cmp.Or(k.Root, "/"), log: k.log()},
-		disks: map[string]*facts.KernelDiskLog{}}
+		disks: map[string]*kernelEntry{}}
 	if f.classify == nil {
 		f.classify = kernlog.Classify
 	}
@@ -188,7 +188,7 @@ func (f *kernelFold) addLocked(finding kernlog.Finding, ids []disk.Identity, msg
 				f.dropped++
 				return
 			}
-			e = &facts.KernelDiskLog{Ref: ref, Disk: id, Counts: map[string]int{}, First: at, Last: at}
+			e = &kernelEntry{KernelDiskLog: facts.KernelDiskLog{Ref: ref, Disk: id, Counts: map[string]int{}, First: at, Last: at}}
 			f.disks[key] = e
 			if id != nil && !id.Absent && finding.Kind != kernlog.KindGone && f.urgent != nil {
 				ask = append(ask, id.Kernel)
@@ -198,7 +198,7 @@ func (f *kernelFold) addLocked(finding kernlog.Finding, ids []disk.Identity, msg
 		if at.After(e.Last) {
 			e.Last = at
 		}
-		addExample(e, msg)
+		e.addExample(finding.Kind, msg)
 	}
 	if len(ids) == 0 {
 		add("ref:"+ref, nil)
@@ -210,12 +210,19 @@ func (f *kernelFold) addLocked(finding kernlog.Finding, ids []disk.Identity, msg
 	return ask
 }
 
+// kernelEntry is one disk's part of the next fact, with the kind of each
+// example kept.
+type kernelEntry struct {
+	facts.KernelDiskLog
+	exampleKinds []kernlog.Kind
+}
+
 // addExample keeps up to kernelExamples distinct messages, each cut to
-// kernelExampleMax bytes on a character boundary.
-func addExample(e *facts.KernelDiskLog, msg string) {
-	if len(e.Examples) >= kernelExamples {
-		return
-	}
+// kernelExampleMax bytes on a character boundary. A kind without an example
+// takes the place of the newest example of a kind that has two: the three
+// lines of one SCSI error say less than its sense and the block layer's
+// "I/O error, dev sdb, sector N".
+func (e *kernelEntry) addExample(kind kernlog.Kind, msg string) {
 	if len(msg) > kernelExampleMax {
 		cut := kernelExampleMax
 		for cut > 0 && !utf8.RuneStart(msg[cut]) {
@@ -223,9 +230,34 @@ func addExample(e *facts.KernelDiskLog, msg string) {
 		}
 		msg = msg[:cut]
 	}
-	if !slices.Contains(e.Examples, msg) {
-		e.Examples = append(e.Examples, msg)
+	if slices.Contains(e.Examples, msg) {
+		return
 	}
+	if len(e.Examples) < kernelExamples {
+		e.Examples = append(e.Examples, msg)
+		e.exampleKinds = append(e.exampleKinds, kind)
+		return
+	}
+	if slices.Contains(e.exampleKinds, kind) {
+		return
+	}
+	for i := len(e.exampleKinds) - 1; i >= 0; i-- {
+		k := e.exampleKinds[i]
+		if n := countOf(e.exampleKinds, k); n > 1 {
+			e.Examples[i], e.exampleKinds[i] = msg, kind
+			return
+		}
+	}
+}
+
+func countOf(kinds []kernlog.Kind, k kernlog.Kind) int {
+	n := 0
+	for _, x := range kinds {
+		if x == k {
+			n++
+		}
+	}
+	return n
 }
 
 // scheduleLocked arms the one timer that publishes: quiet after the first
@@ -248,7 +280,7 @@ func (f *kernelFold) flush() {
 	data := facts.KernelLogData{Source: string(kernlog.FormatKmsg), Disks: []facts.KernelDiskLog{},
 		Lost: f.lost, Dropped: f.dropped, Ignored: f.ignored}
 	for _, e := range f.disks {
-		data.Disks = append(data.Disks, *e)
+		data.Disks = append(data.Disks, e.KernelDiskLog)
 	}
 	clear(f.disks)
 	f.lost, f.dropped = 0, 0

@@ -5,6 +5,7 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zwatch/zwatch/kernlog"
 )
 
 // These tests read the real kernel log of the machine they run on. As
@@ -195,4 +198,49 @@ func cpuTicks(t *testing.T) int {
 	u, _ := strconv.Atoi(f[11])
 	s, _ := strconv.Atoi(f[12])
 	return u + s
+}
+
+// The messages of the QEMU read-error capture, written to this machine's
+// kernel log with their levels, are read back, classified by the real
+// classifier and folded: the whole path from the device to the fact.
+func TestKernelLogLiveCapturedLines(t *testing.T) {
+	liveKmsg(t)
+	records := capturedRecords(t, "l4-read-errors.kmsg.txt")
+	k := &KernelLog{Path: "/dev/kmsg", Root: "/", Log: discard(), UserRecords: true,
+		Quiet: 20 * time.Millisecond, Every: 200 * time.Millisecond}
+	f, err := openKmsg(k.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, r := range records {
+		rec, err := kernlog.ParseKmsg(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fd, ok := kernlog.Classify(rec.Message); ok && fd.Ref.Name == "sda" {
+			want++
+		}
+		inject(t, fmt.Sprintf("<%d>%s\n", rec.Priority, rec.Message))
+	}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.follow(ctx, f, newKernelFold(ctx, k, pub)) }()
+	d := waitFacts(t, pub, 1, 5*time.Second)[0]
+	cancel()
+	<-done
+	got := 0
+	for _, e := range d.Disks {
+		if e.Ref == "sda" {
+			for _, n := range e.Counts {
+				got += n
+			}
+		}
+	}
+	if got != want || want == 0 {
+		t.Errorf("sda: %d findings read back, %d written: %+v", got, want, d)
+	}
+	b, _ := json.MarshalIndent(d, "", "  ")
+	t.Logf("the fact: %s", b)
 }
