@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/kernlog"
 )
 
@@ -223,11 +225,11 @@ func TestKernelLogLiveCapturedLines(t *testing.T) {
 		}
 		inject(t, fmt.Sprintf("<%d>%s\n", rec.Priority, rec.Message))
 	}
-	pub := &memPublisher{}
+	pub := &timedPublisher{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- k.follow(ctx, f, newKernelFold(ctx, k, pub)) }()
-	d := waitFacts(t, pub, 1, 5*time.Second)[0]
+	d := waitFacts(t, &pub.memPublisher, 1, 5*time.Second)[0]
 	cancel()
 	<-done
 	got := 0
@@ -241,6 +243,12 @@ func TestKernelLogLiveCapturedLines(t *testing.T) {
 	if got != want || want == 0 {
 		t.Errorf("sda: %d findings read back, %d written: %+v", got, want, d)
 	}
-	b, _ := json.MarshalIndent(d, "", "  ")
-	t.Logf("the fact: %s", b)
+	// The envelope BusPublisher would send, for the docs' example.
+	env, err := bus.Wrap(facts.KindKernelLog, "nas1", KernelLogName, pub.at[0], d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_ = json.Indent(&out, env, "", "  ")
+	t.Logf("the fact: %s", out.Bytes())
 }

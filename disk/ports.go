@@ -13,7 +13,7 @@ import (
 const (
 	PortBlock = "block" // sdb, nvme0n1, vdb, a partition sdb1
 	PortATA   = "ata"   // ata3 (the port), ata3.00 (the device on it)
-	PortSCSI  = "scsi"  // 2:0:0:0 (host:channel:target:lun)
+	PortSCSI  = "scsi"  // 2:0:0:0 (host:channel:target:lun), host2 (an adapter: a UAS bridge)
 	PortUSB   = "usb"   // 2-1, 2-1.4 (bus-port.port…)
 	PortNVMe  = "nvme"  // nvme0 (the controller)
 )

@@ -69,6 +69,9 @@ func TestPortLookup(t *testing.T) {
 		{PortSCSI, "1:0:0:0", []string{"sdc"}},
 		{PortSCSI, "2:0:0:0", []string{"sdd"}},
 		{PortSCSI, "10:0:0:0", nil},
+		{PortSCSI, "host1", []string{"sdc"}}, // "scsi host1: uas_eh_device_reset_handler": the UAS bridge
+		{PortSCSI, "host0", []string{"sda"}},
+		{PortSCSI, "host3", nil},
 		{PortUSB, "2-1.2", []string{"sdc"}},
 		{PortUSB, "2-1.4", []string{"sdd"}},
 		{PortUSB, "2-1", []string{"sdc", "sdd"}}, // the hub: every disk behind it
