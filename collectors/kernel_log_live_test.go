@@ -252,3 +252,46 @@ func TestKernelLogLiveCapturedLines(t *testing.T) {
 	_ = json.Indent(&out, env, "", "  ")
 	t.Logf("the fact: %s", out.Bytes())
 }
+
+// A burst in the live log beyond the per-second cap: every record is
+// either counted or dropped, and no more are counted than the cap allows.
+func TestKernelLogLiveBurst(t *testing.T) {
+	liveKmsg(t)
+	tag := liveTag("burst")
+	k := testFollower(tag, nil)
+	k.UserRecords, k.MaxPerSecond = true, 100
+	f, err := openKmsg("/dev/kmsg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- k.follow(ctx, f, newKernelFold(ctx, k, pub)) }()
+	const burst = 1000
+	start := time.Now()
+	for range burst {
+		inject(t, "<7>zwatch-test-"+tag+": link_reset block vda\n")
+	}
+	var counted, dropped uint64
+	deadline := time.Now().Add(10 * time.Second)
+	for counted+dropped < burst && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		counted, dropped = 0, 0
+		for _, d := range waitFacts(t, pub, 0, 0) {
+			dropped += d.Dropped
+			for _, e := range d.Disks {
+				counted += uint64(e.Counts["link_reset"])
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	cancel()
+	<-done
+	limit := uint64(k.MaxPerSecond) * uint64(elapsed/time.Second+1)
+	if counted+dropped != burst || counted > limit || dropped == 0 {
+		t.Errorf("%d counted + %d dropped of %d in %s, want all accounted for and at most %d counted", counted, dropped, burst, elapsed, limit)
+	}
+	t.Logf("%d records in %s: %d counted, %d dropped", burst, elapsed.Round(time.Millisecond), counted, dropped)
+}
