@@ -81,13 +81,15 @@ func scsiKind(body string) (Kind, bool) {
 	case strings.HasPrefix(body, "uas_eh_abort_handler"):
 		return KindCommandFailed, true
 	case strings.HasPrefix(body, "uas_eh_device_reset_handler"), strings.HasPrefix(body, "uas_eh_bus_reset_handler"):
-		// One reset prints "… start" then "… success"; count the start (and
-		// the bare form of older kernels) only.
-		if strings.HasSuffix(body, " success") || strings.HasSuffix(body, " FAILED") {
+		// One reset prints "… start" then "… success" or "… FAILED err
+		// -19"; count the start (and the bare form of older kernels) only.
+		_, after, _ := strings.Cut(body, "_handler")
+		if after != "" && after != " start" {
 			return "", false
 		}
 		return KindLinkReset, true
-	case strings.HasPrefix(body, "timing out command"), strings.HasPrefix(body, "attempting task abort"):
+	case strings.HasPrefix(body, "timing out command"), strings.HasPrefix(body, "attempting task abort"),
+		strings.HasPrefix(body, "Medium access timeout failure"):
 		return KindTimeout, true
 	case strings.HasPrefix(body, "Device offlined"):
 		return KindLinkDown, true

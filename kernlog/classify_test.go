@@ -63,6 +63,30 @@ var classifyCases = []struct {
 		Finding{Kind: KindGone, Ref: Ref{Kind: "nvme", Name: "nvme2"}, Sector: -1}},
 	{"nvme nvme0: Device not ready; aborting reset, CSTS=0x1",
 		Finding{Kind: KindLinkDown, Ref: Ref{Kind: "nvme", Name: "nvme0"}, Sector: -1}},
+	// nvme-ahmedalsawi-blog-6x-timeout-tag-opcode.txt: 6.x wording.
+	{"nvme nvme0: I/O tag 641 (c281) opcode 0x1 (I/O Cmd) QID 8 timeout, aborting req_op:WRITE(1) size:4096",
+		Finding{Kind: KindTimeout, Ref: Ref{Kind: "nvme", Name: "nvme0"}, Sector: -1, Op: "WRITE"}},
+	// nvme-sedutil-507: the per-command report, status code type 2 (media).
+	{"nvme0n1: I/O Cmd(0x2) @ LBA 0, 8 blocks, I/O Error (sct 0x2 / sc 0x86) DNR ",
+		Finding{Kind: KindMediumError, Ref: block("nvme0n1"), Sector: 0, Op: "READ"}},
+	// scsi-longhorn-9878: a partition's error names its disk.
+	{"Buffer I/O error on dev sdaj1, logical block 83658496, async page read",
+		Finding{Kind: KindBufferIOError, Ref: block("sdaj"), Sector: -1, Op: "READ"}},
+	// usb-dietpi-6071: the old wording.
+	{"Buffer I/O error on device sdb2, logical block 1047375",
+		Finding{Kind: KindBufferIOError, Ref: block("sdb"), Sector: -1}},
+	// sas-zfs-7859
+	{"sd 12:0:0:0: attempting task abort! scmd(00000000e45ed1f1)",
+		Finding{Kind: KindTimeout, Ref: Ref{Kind: "scsi", Name: "12:0:0:0"}, Sector: -1}},
+	// usb-dietpi-4499-timeout-disconnect
+	{"sd 1:0:0:0: [sda] tag#14 UNKNOWN(0x2003) Result: hostbyte=0x00 driverbyte=0x06 cmd_age=30s",
+		Finding{Kind: KindTimeout, Ref: block("sda"), Sector: -1}},
+	// block-rpi-linux-703: the 3.x wording.
+	{"end_request: I/O error, dev sda, sector 324949408",
+		Finding{Kind: KindIOError, Ref: block("sda"), Sector: 324949408}},
+	// nvme-rpi-linux-6661
+	{"nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10",
+		Finding{Kind: KindLinkDown, Ref: Ref{Kind: "nvme", Name: "nvme0"}, Sector: -1}},
 	// scsi-hotsos-631
 	{"sd 0:0:11:0: [sdh] tag#2713 Sense Key : Aborted Command [current]",
 		Finding{Kind: KindCommandFailed, Ref: block("sdh"), Sector: -1}},
@@ -96,6 +120,17 @@ var notFindings = []string{
 	"xhci_hcd 0000:01:00.0: WARNING: Host System Error",
 	"EXT4-fs warning (device sda): ext4_end_bio:342: I/O error 10 writing to inode 13 starting block 308296)",
 	"scsi 0:0:0:0: Direct-Access     Lenovo   USB Hard Drive   0006 PQ: 0 ANSI: 2",
+	"scsi host1: uas_eh_device_reset_handler FAILED err -19",
+	"sd 4:0:1:0: task abort: SUCCESS scmd(ffff880204baee80)",
+	"sd 0:0:0:0: [sdd] killing request",
+	"nvme nvme0: Abort status: 0x371",
+	"sd 5:0:0:0: [sdb] tag#0 Sense Key : Illegal Request [current] ",
+	"Buffer I/O error on dev sr0, logical block 0, async page read",
+	"I/O error, dev sr0, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2",
+	"Result: hostbyte=DID_NO_CONNECT driverbyte=DRIVER_OK",
+	"scsi 0:0:0:0: [sda] Unhandled error code",
+	"nvme nvme0: failed to set APST feature (-19)",
+	"zio pool=kio vdev=/dev/disk/by-id/wwn-0x5000c500a0000105-part1 error=5 type=1 offset=270336 size=8192 flags=1245377",
 }
 
 func TestClassifyIgnoresOtherLines(t *testing.T) {
@@ -137,8 +172,12 @@ func TestCause(t *testing.T) {
 // A line that matches nothing, as most kernel records do.
 const quietLine = "EXT4-fs (mmcblk0p2): mounted filesystem with ordered data mode. Opts: (null)"
 
-func TestClassifyAllocatesNothingOnOtherLines(t *testing.T) {
+// Matching lines too: a finding's names are slices of the message.
+func TestClassifyAllocatesNothing(t *testing.T) {
 	lines := append([]string{quietLine}, notFindings...)
+	for _, c := range classifyCases {
+		lines = append(lines, c.msg)
+	}
 	for _, msg := range lines {
 		if n := testing.AllocsPerRun(100, func() { Classify(msg) }); n != 0 {
 			t.Errorf("Classify(%q) allocates %v times", msg, n)

@@ -75,7 +75,22 @@ func classifyNVMeController(msg string) (Finding, bool) {
 	default:
 		return Finding{}, false
 	}
-	return Finding{Kind: kind, Ref: Ref{Kind: "nvme", Name: msg[len("nvme ") : len(prefix)+i]}, Sector: -1}, true
+	f := Finding{Kind: kind, Ref: Ref{Kind: "nvme", Name: msg[len("nvme ") : len(prefix)+i]}, Sector: -1}
+	if kind == KindTimeout {
+		f.Op = nvmeTimeoutOp(body)
+	}
+	return f, true
+}
+
+// nvmeTimeoutOp reads 6.x's "req_op:WRITE(1)"; older timeouts do not say.
+func nvmeTimeoutOp(body string) string {
+	_, op, ok := strings.Cut(body, "req_op:")
+	if !ok {
+		return ""
+	}
+	op, _, _ = strings.Cut(op, "(")
+	op, _, _ = strings.Cut(op, " ")
+	return op
 }
 
 // classifyNVMeNamespace reads the per-command error report of 5.18+:
@@ -98,8 +113,8 @@ func classifyNVMeNamespace(msg string) (Finding, bool) {
 	if strings.Contains(body, "(sct 0x2 /") {
 		f.Kind = KindMediumError
 	}
-	if op, _, ok := strings.Cut(body[:at], "("); ok {
-		f.Op = nvmeOp(op)
+	if op, code, ok := strings.Cut(body[:at], "("); ok {
+		f.Op = nvmeOp(op, code)
 	}
 	return f, true
 }
@@ -118,14 +133,16 @@ func isNVMeNamespace(s string) bool {
 	return allDigits(ns)
 }
 
-func nvmeOp(op string) string {
-	switch op {
-	case "Read":
+// nvmeOp names the command: "Read(0x2)", or "I/O Cmd(0x2)" on kernels
+// that printed no name for it (NVM opcodes 0x0 flush, 0x1 write, 0x2 read).
+func nvmeOp(name, code string) string {
+	switch {
+	case name == "Read" || code == "0x2":
 		return "READ"
-	case "Write":
+	case name == "Write" || code == "0x1":
 		return "WRITE"
-	case "Flush":
+	case name == "Flush" || code == "0x0":
 		return "FLUSH"
 	}
-	return op
+	return name
 }

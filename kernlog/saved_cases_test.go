@@ -98,6 +98,61 @@ var savedCases = []savedCase{
 	{"libata-raspberry-pcie-116-link-down-ffffffff.txt", FormatDmesg, 14, map[string]int{
 		"link_down ata23": 1,
 	}},
+	{"nvme-ahmedalsawi-blog-6x-timeout-tag-opcode.txt", FormatDmesg, 8, map[string]int{
+		"timeout nvme0": 2,
+	}},
+	{"nvme-sedutil-507-lba-error-hexdump-interleaved.txt", FormatDmesg, 11, map[string]int{
+		"medium_error nvme0n1": 8, "buffer_io_error nvme0n1": 3,
+	}},
+	{"usb-asuswrt-379-reset-offline-no-host-syslog.txt", FormatJournal, 16, map[string]int{
+		"link_reset usb 2-2": 7, "link_down scsi 0:0:0:0": 1, "command_failed sdd": 2,
+		"io_error sdd": 1, "io_error scsi 0:0:0:0": 2, "buffer_io_error sdd": 1,
+	}},
+	{"uas-dietpi-4499-reset-failed-offlined.txt", FormatDmesg, 16, map[string]int{
+		"command_failed sda": 1, "link_reset scsi host1": 1, "link_reset usb 2-2": 1,
+		"link_down scsi 1:0:0:0": 10,
+	}},
+	{"sas-zfs-574-task-abort-no-stamps.txt", FormatPlain, 1, map[string]int{
+		"timeout scsi 4:0:1:0": 1,
+	}},
+	{"sas-zfs-7859-task-abort-zio-errors.txt", FormatDmesg, 14, map[string]int{
+		"timeout scsi 12:0:0:0": 2,
+	}},
+	{"sas-zfs-9716-aborted-command-descriptor-dmesg-T.txt", FormatDmesgTime, 3, map[string]int{
+		"io_error sdp": 1, "command_failed sdv": 2,
+	}},
+	{"scsi-longhorn-12470-offlined-dmesg-x-reltime.txt", FormatDmesgTime, 9, map[string]int{
+		"link_down scsi 2:0:0:1": 6,
+	}},
+	{"scsi-longhorn-9878-offline-short-precise.txt", FormatJournal, 11, map[string]int{
+		"io_error scsi 15:0:0:1": 1, "io_error scsi 35:0:0:1": 1, "buffer_io_error sdaj": 8,
+	}},
+	{"nvme-rpi-linux-6661-controller-down-journal.txt", FormatJournal, 14, map[string]int{
+		"link_down nvme0": 2,
+	}},
+	{"block-rpi-linux-703-end-request-split-result.txt", FormatJournal, 10, map[string]int{
+		"io_error sda": 1,
+	}},
+	// Only the disk lines are taken from a diff's "+[…]" lines.
+	{"block-xcp-ng-27-print-req-error-diff.txt", FormatDmesg, 8, map[string]int{
+		"io_error nvme1n1": 8,
+	}},
+	{"scsi-dcache-1708-medium-access-timeout-hpsa.txt", FormatJournal, 7, map[string]int{
+		"timeout sdb": 1,
+	}},
+	{"libata-dentos-308-disabled-indented.txt", FormatDmesg, 18, map[string]int{
+		"link_reset ata1": 4, "link_slow ata1": 1, "link_error ata1": 1, "link_down ata1.00": 1,
+	}},
+	// Lines wrapped by the report: the first half still names the port.
+	{"libata-sma-bluetooth-70-wrapped-syslog.txt", FormatSyslog, 4, map[string]int{
+		"link_error ata2": 1, "link_reset ata2": 1, "link_down ata2": 1,
+	}},
+	{"libata-sof-test-1106-comreset-short-monotonic.txt", FormatJournal, 3, map[string]int{
+		"link_reset ata2": 3,
+	}},
+	{"libata-sof-test-893-abrt-journal-continuation.txt", FormatJournal, 9, map[string]int{
+		"command_failed ata1.00": 2,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},

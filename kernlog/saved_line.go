@@ -45,16 +45,41 @@ func parseSavedLine(line string) (Record, Format, bool) {
 		rec.Message = line
 		return rec, FormatPlain, true
 	}
+	return embeddedRecord(rec, line)
+}
+
+// embeddedRecord finds a dmesg line printed after other output on the same
+// line (a terminal where another program wrote at the same time: "0000
+// 00000000 00[  +0.000161] nvme0n1: …"). Only a message about a disk is
+// taken from such a line.
+func embeddedRecord(rec Record, line string) (Record, Format, bool) {
+	// Such a prefix is short; looking further would make a line of many
+	// '[' cost its length squared.
+	const maxPrefix, maxTries = 128, 4
+	for from, tries := 1, 0; from < len(line) && from < maxPrefix && tries < maxTries; tries++ {
+		i := strings.IndexByte(line[from:], '[')
+		if i < 0 {
+			break
+		}
+		r, format, ok := parseBracketed(rec, line[from+i:])
+		if ok {
+			if _, found := Classify(r.Message); found {
+				return r, format, true
+			}
+		}
+		from += i + 1
+	}
 	return Record{}, "", false
 }
 
 func unknownRecord() Record { return Record{Priority: -1, Facility: -1, Mono: -1} }
 
 // trimPasted drops what pasting into a bug report or a mail adds in front:
-// indentation and "> " quote marks.
+// indentation, "> " quote marks and a Markdown code mark.
 func trimPasted(line string) string {
 	for {
-		t := strings.TrimLeft(line, " \t")
+		// \x1e starts each record of journalctl -o json-seq.
+		t := strings.TrimLeft(line, " \t`\x1e")
 		t = strings.TrimPrefix(t, ">")
 		if t == line {
 			return line
@@ -148,12 +173,17 @@ func parseBracketed(rec Record, line string) (Record, Format, bool) {
 	}
 	stamp, text := strings.TrimSpace(line[1:end]), line[end+1:]
 	text = strings.TrimPrefix(text, " ")
-	// dmesg -d (alone or with -T) puts the delta to the previous line first:
-	// "[  +0.000001] [Tue Jan 13 04:33:10 2026] text".
-	if delta, ok := strings.CutPrefix(stamp, "+"); ok {
-		if _, ok := parseMono(delta); ok && strings.HasPrefix(text, "[") {
-			return parseBracketed(rec, text)
+	// dmesg -d and -e print the delta to the previous line ("+0.000001")
+	// or a coarse "Jan13 04:31" first; with -T the full stamp follows (one
+	// stamp only: a line of many deltas is not a log line).
+	if isDeltaStamp(stamp) || isReltimeStamp(stamp) {
+		if strings.HasPrefix(text, "[") {
+			if r, ok := parseCtimeBracket(rec, text); ok {
+				return r, FormatDmesgTime, true
+			}
 		}
+		rec.Message = trimCallerID(text)
+		return rec, FormatDmesg, true
 	}
 	// dmesg -d: "[    5.140900 <    0.000012>] text".
 	if before, _, ok := strings.Cut(stamp, " <"); ok && strings.HasSuffix(stamp, ">") {
@@ -177,6 +207,22 @@ func parseBracketed(rec Record, line string) (Record, Format, bool) {
 	return Record{}, "", false
 }
 
+// parseCtimeBracket reads "[Tue Jan 13 04:33:10 2026] text" after dmesg
+// -d's or -e's first stamp.
+func parseCtimeBracket(rec Record, line string) (Record, bool) {
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return Record{}, false
+	}
+	t, ok := parseCtime(strings.TrimSpace(line[1:end]))
+	if !ok {
+		return Record{}, false
+	}
+	rec.Time = t
+	rec.Message = trimCallerID(strings.TrimPrefix(line[end+1:], " "))
+	return rec, true
+}
+
 // parseCtime reads dmesg -T's "Tue Dec  1 18:17:37 2026". Under another
 // locale the day and month are not English ("Fr Aug 26 22:01:01 2022",
 // "Di Okt  1 …"): such a stamp is still recognised, with the time left
@@ -197,6 +243,25 @@ func parseCtime(stamp string) (time.Time, bool) {
 		return t, true
 	}
 	return time.Time{}, true
+}
+
+func isDeltaStamp(s string) bool {
+	d, ok := strings.CutPrefix(s, "+")
+	if !ok {
+		return false
+	}
+	_, ok = parseMono(d)
+	return ok
+}
+
+// isReltimeStamp: dmesg -e's "Jan13 04:31".
+func isReltimeStamp(s string) bool {
+	day, clock, ok := strings.Cut(s, " ")
+	if !ok || len(day) < 4 || !isMonthAbbrev(day[:3]) || !allDigits(day[3:]) {
+		return false
+	}
+	hh, mm, ok := strings.Cut(clock, ":")
+	return ok && len(hh) == 2 && len(mm) == 2 && allDigits(hh) && allDigits(mm)
 }
 
 // parseMono reads "5.140900" (seconds since boot).
@@ -232,6 +297,10 @@ func trimCallerID(text string) string {
 // afterKernelTag reads "host kernel: text" and returns text; ok false when
 // the line is from another program.
 func afterKernelTag(s string) (string, bool) {
+	// Some syslog daemons (routers, busybox) write no host name.
+	if msg, ok := strings.CutPrefix(s, "kernel: "); ok {
+		return msg, true
+	}
 	host, rest, ok := strings.Cut(s, " ")
 	if !ok || host == "" || strings.HasSuffix(host, ":") {
 		return "", false

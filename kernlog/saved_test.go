@@ -101,3 +101,20 @@ func TestReadSavedPlainLines(t *testing.T) {
 		t.Fatalf("format %q, %d records, err %v", format, len(recs), err)
 	}
 }
+
+// Hostile lines (all '[', all "[+0.1] ", all '<') cost their length, not
+// its square: 64 lines of 64 KiB read in well under a second.
+func TestReadSavedHostileLinesAreCheap(t *testing.T) {
+	var sb strings.Builder
+	for _, unit := range []string{"[", "[+0.1] ", "<", "[Jan13 04:31] ", "sd 1:0:0:0: [", "ata1: SError: { "} {
+		for range 10 {
+			sb.WriteString(strings.Repeat(unit, MaxLine/len(unit)))
+			sb.WriteByte('\n')
+		}
+	}
+	start := time.Now()
+	_, _, _ = readAll(t, sb.String())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
