@@ -24,7 +24,7 @@ const (
 	kernelQuiet = 250 * time.Millisecond
 	// kernelEvery: while records keep coming, at most one fact this often.
 	kernelEvery = 2 * time.Second
-	// kernelMaxPerSecond caps the records classified per second; a
+	// kernelMaxPerSecond caps the findings counted per second; a
 	// controller reset logs thousands, and the rest are counted as dropped.
 	kernelMaxPerSecond = 2000
 	// Memory bounds of one fact: disks (or unmapped names) tracked, and
@@ -92,21 +92,25 @@ func (f *kernelFold) record(b []byte, now time.Time) {
 		}
 		return
 	}
-	if !f.allowLocked(now) {
+	f.mu.Unlock()
+
+	// Classify is cheap on the lines it does not know, so every record is
+	// classified and the cap applies to findings: a storm of other lines
+	// never hides a disk's.
+	finding, ok := f.classify(rec.Message)
+	f.mu.Lock()
+	switch {
+	case !ok:
+		f.ignored++
+		f.mu.Unlock()
+		return
+	case !f.allowLocked(now):
 		f.dropped++
 		f.scheduleLocked(now)
 		f.mu.Unlock()
 		return
 	}
 	f.mu.Unlock()
-
-	finding, ok := f.classify(rec.Message)
-	if !ok {
-		f.mu.Lock()
-		f.ignored++
-		f.mu.Unlock()
-		return
-	}
 	ids := f.ports.lookup(finding.Ref, now)
 	if len(ids) == 0 && !reportByName(finding.Ref) {
 		f.mu.Lock()
@@ -166,7 +170,7 @@ func (f *kernelFold) noteSeqLocked(seq uint64) {
 	f.lastSeq, f.seenSeq = seq, true
 }
 
-// allowLocked applies the per-second cap on classified records.
+// allowLocked applies the per-second cap on findings.
 func (f *kernelFold) allowLocked(now time.Time) bool {
 	if now.Sub(f.window) >= time.Second || now.Before(f.window) {
 		f.window, f.inWindow = now, 0

@@ -155,7 +155,8 @@ func TestKernelFoldCountsPerDisk(t *testing.T) {
 	}
 }
 
-// Beyond the per-second cap records are counted as dropped, unclassified.
+// Beyond the per-second cap findings are counted as dropped; other lines
+// do not count against the cap.
 func TestKernelFoldRateLimit(t *testing.T) {
 	pub := &memPublisher{}
 	k := testFollower("rate", nil)
@@ -163,12 +164,15 @@ func TestKernelFoldRateLimit(t *testing.T) {
 	fold := newKernelFold(context.Background(), k, pub)
 	now := time.Now()
 	for i := range 100 {
-		fold.record(rawRecord(3, uint64(i+1), "zwatch-test-rate: link_reset nvme nvme9"), now)
+		fold.record(rawRecord(3, uint64(i+1), "a line about something else"), now)
 	}
-	fold.record(rawRecord(3, 101, "zwatch-test-rate: link_reset nvme nvme9"), now.Add(time.Second))
+	for i := range 100 {
+		fold.record(rawRecord(3, uint64(101+i), "zwatch-test-rate: link_reset nvme nvme9"), now)
+	}
+	fold.record(rawRecord(3, 201, "zwatch-test-rate: link_reset nvme nvme9"), now.Add(time.Second))
 	d := waitFacts(t, pub, 1, 2*time.Second)[0]
-	if d.Dropped != 90 || len(d.Disks) != 1 || d.Disks[0].Counts["link_reset"] != 11 {
-		t.Errorf("fact = %+v, want 11 counted and 90 dropped", d)
+	if d.Dropped != 90 || d.Ignored != 100 || len(d.Disks) != 1 || d.Disks[0].Counts["link_reset"] != 11 {
+		t.Errorf("fact = %+v, want 11 counted, 90 dropped and the 100 other lines ignored (not counted against the cap)", d)
 	}
 }
 
