@@ -81,7 +81,9 @@ func (k *KernelLog) Run(ctx context.Context, pub Publisher) error {
 		<-ctx.Done()
 		return nil
 	}
-	return k.follow(ctx, f, newKernelFold(ctx, k, pub))
+	fold := newKernelFold(ctx, k, pub)
+	k.log().Debug("following the kernel log", "path", k.Path, "disks_mapped", fold.ports.m.Len())
+	return k.follow(ctx, f, fold)
 }
 
 // openKmsg opens the log non-blocking, so that reads wait in Go's poller

@@ -295,3 +295,36 @@ func TestKernelLogLiveBurst(t *testing.T) {
 	}
 	t.Logf("%d records in %s: %d counted, %d dropped", burst, elapsed.Round(time.Millisecond), counted, dropped)
 }
+
+// Without CAP_SYSLOG (kernel.dmesg_restrict=1) the kernel refuses to open
+// the log: one denied collector.error with the fix. Run as an unprivileged
+// user to see it (as root it is skipped).
+func TestKernelLogLiveDenied(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may read the kernel log")
+	}
+	if f, err := os.Open("/dev/kmsg"); err == nil {
+		f.Close()
+		t.Skip("this user may read the kernel log (kernel.dmesg_restrict=0)")
+	}
+	pub := &memPublisher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&KernelLog{Path: "/dev/kmsg", Log: discard()}).Run(ctx, pub) }()
+	deadline := time.Now().Add(2 * time.Second)
+	for len(pub.all()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	msgs := pub.all()
+	if len(msgs) != 1 {
+		t.Fatalf("published %+v, want one collector.error", msgs)
+	}
+	if ce := msgs[0].data.(facts.CollectorError); ce.Kind != "denied" || ce.Fix != kmsgFix {
+		t.Errorf("collector error = %+v", ce)
+	}
+	t.Logf("%+v", msgs[0].data)
+}
