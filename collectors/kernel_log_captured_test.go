@@ -148,3 +148,47 @@ func TestKernelFoldCapturedKmsg(t *testing.T) {
 		})
 	}
 }
+
+// Real USB resets of a bridge at port 2-1.2 (testdata/kernel-log, bb-qq/uas
+// issue 3) on a machine whose sysfs has a disk at that port
+// (testdata/sysfs/ports-usb-hub-derived): the resets are counted against
+// that disk, named by serial and by-id, and its SMART is asked for once.
+func TestKernelFoldRealUSBResetsNameTheDisk(t *testing.T) {
+	in, err := os.Open("../testdata/kernel-log/usb-bb-qq-uas-3-reset-not-accepting.txt")
+	if err != nil {
+		t.Skipf("kernel log sample not present: %v", err)
+	}
+	defer in.Close()
+	u := &urgentLog{}
+	pub := &memPublisher{}
+	k := &KernelLog{Root: "../testdata/sysfs/ports-usb-hub-derived", Log: discard(), Urgent: u.ask,
+		UserRecords: true, // a saved log does not say the facility
+		Quiet:       20 * time.Millisecond, Every: 200 * time.Millisecond}
+	fold := newKernelFold(context.Background(), k, pub)
+	resets := 0
+	if _, err := kernlog.ReadSaved(in, func(rec kernlog.Record) error {
+		if f, ok := kernlog.Classify(rec.Message); ok && f.Ref.Name == "2-1.2" && f.Kind == kernlog.KindLinkReset {
+			resets++
+		}
+		fold.take(rec, time.Now())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if resets == 0 {
+		t.Fatal("the sample has no reset of 2-1.2 Classify recognises")
+	}
+	d := waitFacts(t, pub, 1, 2*time.Second)[0]
+	e := entryFor(t, d, "usb 2-1.2")
+	if e.Disk == nil || e.Disk.Kernel != "sdc" || e.Disk.Serial != "20170331000C3" || e.Disk.Transport != "usb" ||
+		e.Disk.ByID != "/dev/disk/by-id/usb-External_USB3.0_DISK00_20170331000C3-0:0" {
+		t.Errorf("usb 2-1.2 = %+v, want the disk at that port", e.Disk)
+	}
+	if e.Counts[string(kernlog.KindLinkReset)] != resets {
+		t.Errorf("counts %v, want %d link resets", e.Counts, resets)
+	}
+	if got := u.all(); len(got) != 1 || got[0] != "sdc" {
+		t.Errorf("urgent SMART reads %q, want [sdc]", got)
+	}
+	t.Logf("%+v", e)
+}

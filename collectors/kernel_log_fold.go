@@ -80,16 +80,25 @@ func newKernelFold(ctx context.Context, k *KernelLog, pub Publisher) *kernelFold
 // record takes one raw /dev/kmsg record read at now.
 func (f *kernelFold) record(b []byte, now time.Time) {
 	rec, err := kernlog.ParseKmsg(b)
-	f.mu.Lock()
-	if err == nil {
-		f.noteSeqLocked(rec.Seq)
-	}
-	if err != nil || (!f.user && rec.Facility != 0) {
+	if err != nil {
+		f.mu.Lock()
 		f.ignored++
 		f.mu.Unlock()
-		if err != nil {
-			f.log.Debug("kernel log record not understood", "err", err)
-		}
+		f.log.Debug("kernel log record not understood", "err", err)
+		return
+	}
+	f.take(rec, now)
+}
+
+// take counts one parsed record read at now.
+func (f *kernelFold) take(rec kernlog.Record, now time.Time) {
+	f.mu.Lock()
+	if rec.Seq > 0 { // 0: a saved log that does not say
+		f.noteSeqLocked(rec.Seq)
+	}
+	if !f.user && rec.Facility != 0 {
+		f.ignored++
+		f.mu.Unlock()
 		return
 	}
 	f.mu.Unlock()
