@@ -356,3 +356,44 @@ func BenchmarkKernelFoldIgnored(b *testing.B) {
 		fold.record(rec, now)
 	}
 }
+
+// Any bytes a read of /dev/kmsg may return go through parsing,
+// classification and the fold without a panic, and the fact stays within
+// its bounds. The seeds are the QEMU captures' records.
+func FuzzKernelFoldRecord(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/captured/zfs-2.3.2/*.kmsg.txt")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			if line != "" && line[0] != ' ' {
+				f.Add([]byte(line))
+			}
+		}
+	}
+	f.Add(rawRecord(3, 1, "I/O error, dev sda, sector 1 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 2"))
+	f.Add([]byte("6,1,1,-;" + strings.Repeat("\\x41", 3000) + "\n DEVICE=b8:0\n"))
+	pub := &memPublisher{}
+	fold := newKernelFold(context.Background(), &KernelLog{Root: virtioRoot, Log: discard(), Quiet: time.Hour}, pub)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fold.record(b, time.Now())
+		fold.mu.Lock()
+		n := len(fold.disks)
+		for _, e := range fold.disks {
+			if len(e.Examples) > kernelExamples {
+				t.Fatalf("%d examples", len(e.Examples))
+			}
+			for _, ex := range e.Examples {
+				if len(ex) > kernelExampleMax {
+					t.Fatalf("example of %d bytes", len(ex))
+				}
+			}
+		}
+		fold.mu.Unlock()
+		if n > kernelMaxDisks {
+			t.Fatalf("%d disks in one fact", n)
+		}
+	})
+}
