@@ -33,13 +33,19 @@ func TestZFSVersionFallsBackToTextOnce(t *testing.T) {
 	}
 }
 
-// A real mismatch, read through the JSON form on 2.3+.
+// 2.3+ answers -j (real output, capture step l0).
 func TestZFSVersionJSON(t *testing.T) {
-	r := &argvRunner{answers: map[string]execx.Result{"version -j": {Stdout: []byte(
-		`{"output_version":{"command":"zfs version","vers_major":0,"vers_minor":1},"zfs_version":{"userland":"zfs-2.4.1-1ubuntu5","kernel":"zfs-kmod-2.2.2-0ubuntu9.4"}}`)}}}
+	out, err := os.ReadFile("../testdata/captured/zfs-2.3.2/l0-version.zfs-version-j.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &argvRunner{answers: map[string]execx.Result{"version -j": {Stdout: out}}}
 	d, err := (&ZFSVersion{Runner: r, Zfs: "zfs"}).Read(context.Background())
-	if err != nil || d.Userland != "zfs-2.4.1-1ubuntu5" || d.Kernel != "zfs-kmod-2.2.2-0ubuntu9.4" || d.Source != "zfs version -j" {
+	if err != nil || d.Userland != "zfs-2.3.2-2~bpo12+2" || d.Kernel != "zfs-kmod-2.3.2-2~bpo12+2" || d.Source != "zfs version -j" {
 		t.Errorf("got %+v, %v", d, err)
+	}
+	if len(r.calls) != 1 {
+		t.Errorf("calls = %q", r.calls)
 	}
 }
 

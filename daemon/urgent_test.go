@@ -3,12 +3,17 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/testutil"
 )
 
 // targetToy records the targets it was asked to read.
@@ -108,4 +113,69 @@ func (idleFollower) Name() string { return "asker" }
 func (idleFollower) Run(ctx context.Context, _ collectors.Publisher) error {
 	<-ctx.Done()
 	return nil
+}
+
+// chanPublisher hands each published kind to a channel.
+type chanPublisher struct{ kinds chan string }
+
+func (p chanPublisher) Publish(_ context.Context, kind, _ string, _ any, _ ...string) error {
+	p.kinds <- kind
+	return nil
+}
+
+// The real SMART collector, built as the table builds it, is a target
+// collector: a follower's request reaches it through the daemon and one
+// smart fact of the named disk is published, read without -n standby.
+func TestUrgentReachesTheSmartCollector(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	argv := filepath.Join(dir, "argv")
+	smartctl := testutil.WriteScript(t, dir, "smartctl", `#!/bin/sh
+# stand-in smartctl: a recorded healthy SSD for any disk
+echo "$*" >> "`+argv+`"
+cat "`+filepath.Join(mustAbs(t, "../testdata/smartctl"), "sata-ssd-wd-red-sa500-4tb-no-thresh.json")+`"
+`)
+	var ask func(string)
+	table := []collectors.Spec{
+		{Name: "asker", Follow: func(e collectors.Env) collectors.Follower {
+			ask = e.Urgent(collectors.SmartCollectorName)
+			return idleFollower{}
+		}},
+		{Name: collectors.SmartCollectorName, Every: func(*config.Config) time.Duration { return time.Hour },
+			Poll: func(collectors.Env) collectors.Collector {
+				c := collectors.NewSmartCollector(collectors.SmartConfig{Smartctl: smartctl, Timeout: 5 * time.Second}, nil)
+				c.Root = "../testdata/sysfs/firecracker-virtio-vda" // real sysfs capture: vda
+				return c
+			}},
+	}
+	cfg := config.Default()
+	pub := chanPublisher{kinds: make(chan string, 8)}
+	for _, c := range collectorComponents(&cfg, table, pub, newTracker(), slog.New(slog.DiscardHandler)) {
+		if c.Name == "smart-urgent" || c.Name == "asker" {
+			go func() { _ = c.Run(ctx) }()
+		}
+	}
+	ask("/dev/vda")
+	select {
+	case k := <-pub.kinds:
+		if k != facts.KindSmart {
+			t.Fatalf("published %s, want a smart fact", k)
+		}
+	case <-ctx.Done():
+		t.Fatal("no smart fact")
+	}
+	b, err := os.ReadFile(argv)
+	if err != nil || strings.TrimSpace(string(b)) != "--json=c -a /dev/vda" {
+		t.Errorf("smartctl argv %q, %v", b, err)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

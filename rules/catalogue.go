@@ -9,6 +9,8 @@ func Catalogue() []Rule {
 		poolStateRule(),
 		poolSuspendedRule(),
 		poolMissingRule(),
+		diskVanishedRule(),
+		zfsVersionMismatchRule(),
 		poolStatusMessageRule(),
 		vdevStateRule(),
 		redundancyRule(),

@@ -52,9 +52,9 @@ func factHandlers() map[string]factHandler {
 		facts.KindSnapshots: {observe: observeSnapshots},
 		// Issue 16: each gets its observe with its rules.
 		facts.KindKernelLog:  {},
-		facts.KindDisks:      {},
-		facts.KindDiskForget: {},
-		facts.KindZFSVersion: {},
+		facts.KindDisks:      {dedupe: true, observe: observeDisks},
+		facts.KindDiskForget: {observe: observeDiskForget},
+		facts.KindZFSVersion: {observe: observeZFSVersion},
 	}
 }
 

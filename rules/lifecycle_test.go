@@ -76,7 +76,7 @@ func TestForAndRepeat(t *testing.T) {
 // Names, config's list and the catalogue agree, in the order people know.
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
-		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		namePoolState, namePoolSuspended, namePoolMissing, nameDiskVanished, nameZFSVersionMismatch, namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,

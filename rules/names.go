@@ -46,6 +46,8 @@ const (
 	nameHostSilent             = "HostSilent"
 	nameCommandHangs           = "CommandHangs"
 	nameBlindSpot              = "MonitoringBlindSpot"
+	nameDiskVanished           = "DiskVanished"
+	nameZFSVersionMismatch     = "ZFSVersionMismatch"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a

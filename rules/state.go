@@ -56,6 +56,10 @@ type hostState struct {
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
+	// SeenDisks are the disks the inventory listed, by serial (DiskVanished),
+	// and ZFSVersion the last zfs version fact (ZFSVersionMismatch).
+	SeenDisks  map[string]*seenDisk  `json:"seen_disks,omitempty"`
+	ZFSVersion *facts.ZFSVersionData `json:"zfs_version,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool

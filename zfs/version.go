@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -117,13 +118,19 @@ func plausibleVersion(s string) bool {
 // "zfs-kmod-2.3.2-2~bpo12+2", "2.2.0-rc4" of "zfs-2.2.0-rc4-1". Packagers
 // revise userland and module separately (Ubuntu ships the module with the
 // kernel), so only the release tells an upgrade that waits for a reboot.
+// A build from git keeps its commit ("0.6.3-31_g04f118d"): two commits of
+// one release are different code.
 func Release(v string) string {
 	v = strings.TrimPrefix(v, "zfs-kmod-")
 	v = strings.TrimPrefix(v, "zfs-")
 	v = strings.TrimPrefix(v, "v")
 	rel, rest, _ := strings.Cut(v, "-")
-	if tag, _, _ := strings.Cut(rest, "-"); strings.HasPrefix(tag, "rc") {
+	tag, _, _ := strings.Cut(rest, "-")
+	if strings.HasPrefix(tag, "rc") || gitDescribe.MatchString(tag) {
 		rel += "-" + tag
 	}
 	return rel
 }
+
+// gitDescribe is the "<commits>_g<hash>" part of a version built from git.
+var gitDescribe = regexp.MustCompile(`^\d+_g[0-9a-f]{7,40}$`)
