@@ -194,3 +194,33 @@ func FuzzPortLookup(f *testing.F) {
 		}
 	})
 }
+
+// The narrowing rules, on constructed device paths (shaped like the real
+// ones above, not captured): two disks behind one SATA port multiplier
+// (libata: SCSI channel = PMP link), and an NVMe namespace under a native
+// multipath subsystem, which has no controller in its path.
+func TestPortNarrowing(t *testing.T) {
+	m := &PortMap{}
+	for kernel, p := range map[string]string{
+		"sdb":     "../devices/pci0000:00/0000:00:1f.2/ata3/host2/target2:0:0/2:0:0:0/block/sdb",
+		"sdc":     "../devices/pci0000:00/0000:00:1f.2/ata3/host2/target2:1:0/2:1:0:0/block/sdc",
+		"nvme1n1": "../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1",
+	} {
+		m.disks = append(m.disks, portedDisk{id: Identity{Kernel: kernel}, path: strings.Split(p, "/")})
+	}
+	for _, c := range []struct {
+		kind, name string
+		want       []string
+	}{
+		{PortATA, "ata3", []string{"sdb", "sdc"}},
+		{PortATA, "ata3.00", []string{"sdb"}},
+		{PortATA, "ata3.01", []string{"sdc"}},
+		{PortATA, "ata3.02", nil},
+		{PortNVMe, "nvme1", []string{"nvme1n1"}},
+		{PortNVMe, "nvme11", nil},
+	} {
+		if got := kernels(m.Lookup(c.kind, c.name)); !slices.Equal(got, c.want) {
+			t.Errorf("Lookup(%s, %s) = %v, want %v", c.kind, c.name, got, c.want)
+		}
+	}
+}
