@@ -155,6 +155,10 @@ func Table() []Spec {
 				}
 				return &ZFSVersion{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs, ModuleFile: module}
 			}},
+		// The kernel log: no tool and no family, its own switch; Linux only.
+		{Name: KernelLogName, Platforms: []string{"linux"},
+			Enabled: func(c *config.Config) bool { return c.Kernel.Enabled },
+			Follow:  func(e Env) Follower { return NewKernelLog(e) }},
 	}
 }
 
