@@ -13,6 +13,8 @@ func Catalogue() []Rule {
 		vdevStateRule(),
 		redundancyRule(),
 		vdevErrorsRule(),
+		slowIORule(),
+		ioHungRule(),
 		poolDataErrorsRule(),
 		poolCapacityRule(),
 		datasetQuotaRule(),

@@ -77,7 +77,7 @@ func TestForAndRepeat(t *testing.T) {
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
 		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
-		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		nameVdevErrors, nameVdevErrorRate, nameSlowIO, nameIOHung, namePoolDataErrors,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,
 		nameSnapshotStale, nameSnapshotCount, nameSnapshotSpace, nameReplicationStale, nameReplicationInterrupted,

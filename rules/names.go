@@ -46,6 +46,10 @@ const (
 	nameHostSilent             = "HostSilent"
 	nameCommandHangs           = "CommandHangs"
 	nameBlindSpot              = "MonitoringBlindSpot"
+
+	// Slow and hung I/O (rule_slow_io.go, rule_io_hung.go).
+	nameSlowIO = "SlowIO"
+	nameIOHung = "IOHung"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a

@@ -56,6 +56,8 @@ type hostState struct {
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
+	// SlowIO is what SlowIO and IOHung remember (rule_slow_io.go).
+	SlowIO *slowIOState `json:"slow_io,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
