@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,22 @@ func TestSlowIOFromDelayEventsWithoutCounter(t *testing.T) {
 	a := find(e, nameSlowIO)
 	if !strings.Contains(a.Summary, "2 new delay events") || a.Evidence["slowest_io"] != "40s" {
 		t.Errorf("got %q %v", a.Summary, a.Evidence)
+	}
+}
+
+// The ENA reading on a real ereport: the io ereport of openzfs/zfs#12629
+// was made 39,769 ns after its I/O was issued (ena time 0x150e03af8dd,
+// zio_timestamp 0x150e03a5d84), close to its zio_delta of 29,906 ns.
+func TestDeadmanAgeFromARealENA(t *testing.T) {
+	var evs []zfs.Event
+	parseTestdata(t, "zpool-events/zfs-2021-issue-12629-io-ereport.txt", func(r io.Reader) (int, error) {
+		return 0, zfs.ParseEvents(r, func(ev zfs.Event) error { evs = append(evs, ev); return nil })
+	})
+	if len(evs) == 0 {
+		t.Fatal("no event")
+	}
+	since, ok := deadmanIssued(&evs[0], evs[0].Time)
+	if !ok || evs[0].Time.Sub(since) != 39769*time.Nanosecond {
+		t.Errorf("issued %v before, ok %v", evs[0].Time.Sub(since), ok)
 	}
 }
