@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -170,4 +171,29 @@ func TestDeadmanAgeFromARealENA(t *testing.T) {
 	if !ok || evs[0].Time.Sub(since) != 39769*time.Nanosecond {
 		t.Errorf("issued %v before, ok %v", evs[0].Time.Sub(since), ok)
 	}
+}
+
+// What SlowIO counts survives a restart (the host state is saved as JSON):
+// a rise before it and one after it are two rises.
+func TestSlowIORisesSurviveARestart(t *testing.T) {
+	cfg := func(c *config.RulesConfig) { c.For = forZero(nameSlowIO) }
+	e := newTestEngine(cfg)
+	observe(t, e, poolsEnv(t, slowPools(t, 5), t0), t0)
+	at := t0.Add(time.Minute)
+	observe(t, e, poolsEnv(t, slowPools(t, 6), at), at)
+	saved, err := json.Marshal(e.hosts[testHost])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = newTestEngine(cfg)
+	h := newHostState(testHost)
+	if err := json.Unmarshal(saved, h); err != nil {
+		t.Fatal(err)
+	}
+	h.fixMaps()
+	e.hosts[testHost] = h
+	at = at.Add(time.Minute)
+	observe(t, e, poolsEnv(t, slowPools(t, 9), at), at)
+	e.Tick(at)
+	sameList(t, active(e, nameSlowIO), []string{"SlowIO warning pool=vault vdev=disk/by-id/virtio-ZWV0002-part1"})
 }
