@@ -189,6 +189,9 @@ func observeEvent(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.
 	if err := decode(env, &d); err != nil {
 		return err
 	}
+	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
+		h.dirty = true
+	}
 	switch d.Class {
 	case "ereport.fs.zfs.deadman":
 		noteDeadman(h, &d.Event, e.cfg.SlowIO.Clear.D(), now)

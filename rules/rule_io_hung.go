@@ -27,16 +27,18 @@ func ioHungRule() Rule {
 
 // hungPool is what the deadman events of one pool said.
 type hungPool struct {
-	// Since is when the oldest hung I/O was issued, as far as the events
-	// tell; Last is the newest deadman event, Events how many came.
-	Since  time.Time `json:"since"`
+	// First and Last are the first and newest deadman events of this hang,
+	// Events how many came.
+	First  time.Time `json:"first"`
 	Last   time.Time `json:"last"`
 	Events uint64    `json:"events"`
+	// For is how long the I/O of the newest event had been outstanding
+	// when it was posted; Exact says it was read from the event's clocks
+	// (kernelClock), else it is the time since the first event.
+	For   time.Duration `json:"for_ns"`
+	Exact bool          `json:"exact,omitempty"`
 	// Vdev is the device path of the newest event that named one.
 	Vdev string `json:"vdev,omitempty"`
-	// Exact: Since was read from the event (its ENA's time and
-	// zio_timestamp), not taken as the first event's time.
-	Exact bool `json:"exact,omitempty"`
 }
 
 // maxHungPools bounds the pools remembered per host.
@@ -61,44 +63,79 @@ func noteDeadman(h *hostState, ev *zfs.Event, clearAfter time.Duration, now time
 		if len(st.Hung) >= maxHungPools {
 			return
 		}
-		hp = &hungPool{Since: at}
+		hp = &hungPool{First: at}
 		st.Hung[ev.Pool] = hp
 	}
-	if issued, ok := deadmanIssued(ev, at); ok && (!hp.Exact || issued.Before(hp.Since)) {
-		hp.Since, hp.Exact = issued, true
-	}
-	if at.After(hp.Last) {
+	if !at.Before(hp.Last) {
 		hp.Last = at
+		if age, ok := st.Clock.ioAge(ev); ok {
+			hp.For, hp.Exact = age, true
+		} else if !hp.Exact {
+			hp.For = hp.Last.Sub(hp.First)
+		}
+		if ev.VdevPath != "" {
+			hp.Vdev = ev.VdevPath
+		}
 	}
 	hp.Events++
-	if ev.VdevPath != "" {
-		hp.Vdev = ev.VdevPath
-	}
 	h.dirty = true
 }
 
-// enaTimeBits: an ENA of format 1 keeps the low 44 bits of gethrtime()
-// (ns since boot) above bit 20 (include/sys/fm/protocol.h); so does the
-// age computed from it, which holds for hangs shorter than 4.8 hours.
-const enaTimeBits = 44
+// kernelClock ties the kernel's gethrtime() (ns since boot) to the wall
+// clock, from the ereports' own fields: an ENA of format 1 keeps the low
+// 44 bits of gethrtime() when it was made (include/sys/fm/protocol.h), and
+// the event's time is the wall clock then. An ENA is made at the first
+// ereport of its logical I/O and reused by later ones, so the smallest
+// wall-minus-hrtime seen is the boot time (modulo 2^44 ns, 4.9 hours).
+// With it, zio_timestamp (gethrtime() when the I/O was issued) says how
+// long a hung I/O has been outstanding when its deadman event was posted.
+type kernelClock struct {
+	// Boot is the wall clock of hrtime 0, in ns modulo 2^44, learned from
+	// the event of time At.
+	Boot  uint64    `json:"boot,omitempty"`
+	Known bool      `json:"known,omitempty"`
+	At    time.Time `json:"at,omitempty"`
+}
 
-// deadmanIssued is when the hung I/O of a deadman event was issued: its
-// ena holds the kernel's clock when the ereport was made and zio_timestamp
-// the same clock when the I/O was issued, so their difference is its age.
-// ok is false when either is missing or the ENA is not of format 1.
-func deadmanIssued(ev *zfs.Event, at time.Time) (time.Time, bool) {
-	ena, ok1 := eventUint(ev.Fields["ena"])
-	issued, ok2 := eventUint(ev.Fields["zio_timestamp"])
-	if !ok1 || !ok2 || issued == 0 || ena&3 != 1 {
-		return time.Time{}, false
+// relearnAfter: a boot time learned longer ago than this gives way to any
+// new reading, so a reboot (a later boot time, which looks like a reused
+// ENA) misleads for an hour at most.
+const relearnAfter = time.Hour
+
+const (
+	enaTimeBits  = 44
+	enaTimeMask  = 1<<enaTimeBits - 1
+	enaTimeShift = 20
+)
+
+// learn takes the ENA and time of any ereport.
+func (k *kernelClock) learn(ev *zfs.Event) bool {
+	ena, ok := eventUint(ev.Fields["ena"])
+	if !ok || ena&3 != 1 || ev.Time.IsZero() {
+		return false // not format 1, or no time
 	}
-	const mask = 1<<enaTimeBits - 1
-	made := ena >> 20 & mask
-	age := time.Duration((made - issued&mask) & mask)
+	boot := (uint64(ev.Time.UnixNano()) - ena>>enaTimeShift) & enaTimeMask
+	// A later (reused) ENA gives a later boot; earlier means fresher, the
+	// comparison being circular modulo 2^44.
+	fresher := (boot-k.Boot)&enaTimeMask > enaTimeMask/2
+	if !k.Known || fresher || ev.Time.Sub(k.At) > relearnAfter {
+		k.Boot, k.Known, k.At = boot, true, ev.Time
+		return true
+	}
+	return false
+}
+
+// ioAge is how long the I/O of ev had been outstanding when ev was posted.
+func (k *kernelClock) ioAge(ev *zfs.Event) (time.Duration, bool) {
+	issued, ok := eventUint(ev.Fields["zio_timestamp"])
+	if !k.Known || !ok || issued == 0 || ev.Time.IsZero() {
+		return 0, false
+	}
+	age := time.Duration((uint64(ev.Time.UnixNano()) - k.Boot - issued) & enaTimeMask)
 	if age <= 0 || age > 4*time.Hour {
-		return time.Time{}, false // wrapped past what the ENA can tell
+		return 0, false // past what 44 bits tell
 	}
-	return at.Add(-age), true
+	return age, true
 }
 
 // nameIOHung: ZFS's deadman found an I/O that has not completed for
@@ -117,7 +154,7 @@ func ruleIOHung(c *evalCtx) {
 			c.h.dirty = true
 			continue
 		}
-		hung := hp.Last.Sub(hp.Since).Round(time.Second)
+		hung := hp.For.Round(time.Second)
 		howLong := fmt.Sprintf("for %d s", int64(hung.Seconds()))
 		if !hp.Exact {
 			howLong = fmt.Sprintf("for longer than zfs_deadman_ziotime_ms (5 min by default) and %d s since the first deadman event", int64(hung.Seconds()))

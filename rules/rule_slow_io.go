@@ -33,8 +33,9 @@ func slowIORule() Rule {
 type slowIOState struct {
 	// Leaves by pool + "/" + vdevID.
 	Leaves map[string]*slowLeaf `json:"leaves,omitempty"`
-	// Hung by pool (rule_io_hung.go).
-	Hung map[string]*hungPool `json:"hung,omitempty"`
+	// Hung by pool, and the kernel clock read from ereports (rule_io_hung.go).
+	Hung  map[string]*hungPool `json:"hung,omitempty"`
+	Clock kernelClock          `json:"clock,omitempty"`
 }
 
 // slowLeaf is one leaf's slow-I/O history.

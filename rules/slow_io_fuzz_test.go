@@ -22,8 +22,10 @@ func FuzzDeadmanFields(f *testing.F) {
 		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		ev := zfs.Event{Time: at, Class: "ereport.fs.zfs.deadman", Pool: "p", VdevPath: "/dev/sdb",
 			Fields: map[string]string{"ena": ena, "zio_timestamp": issued, "zio_delta": delta}}
-		if since, ok := deadmanIssued(&ev, at); ok {
-			if age := at.Sub(since); age <= 0 || age > 4*time.Hour {
+		var k kernelClock
+		k.learn(&ev)
+		if age, ok := k.ioAge(&ev); ok {
+			if age <= 0 || age > 4*time.Hour {
 				t.Fatalf("age %s read from ena %q zio_timestamp %q", age, ena, issued)
 			}
 		}
