@@ -59,3 +59,22 @@ func TestZpoolStatusClearedCountersAskNothing(t *testing.T) {
 		t.Errorf("asked %q after zpool clear", asked)
 	}
 }
+
+// Capture l5: the throttled virtio-ZWV0003's slow-I/O counter went from 0
+// to 16 with no error counted: a rise that asks for its SMART.
+func TestZpoolStatusAsksSMARTOfASlowDisk(t *testing.T) {
+	r := &seqRunner{outs: [][]byte{
+		capture(t, "l5-before.zpool-status-j.json"),
+		capture(t, "l5-slow.zpool-status-s-j.json"),
+	}}
+	var asked []string
+	c := &ZpoolStatus{Runner: r, Urgent: func(target string) { asked = append(asked, target) }}
+	for range 2 {
+		if _, err := c.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"/dev/disk/by-id/virtio-ZWV0003-part1"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+}

@@ -1,0 +1,82 @@
+package rules
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/zfs"
+)
+
+// capturedEvents parses a real zpool events -v capture.
+func capturedEvents(t *testing.T, file string) []zfs.Event {
+	t.Helper()
+	var evs []zfs.Event
+	parseTestdata(t, captured+file, func(r io.Reader) (int, error) {
+		return 0, zfs.ParseEvents(r, func(ev zfs.Event) error { evs = append(evs, ev); return nil })
+	})
+	return evs
+}
+
+// Captures l5 and l6: virtio-ZWV0003 of mirror kslow throttled, its
+// slow-I/O counter 0, then 16, then 24 (zpool status -j, read every minute
+// here): two rises, SlowIO names it; its delay events give the slowest I/O.
+func TestSlowIOOnTheThrottledDiskOfTheCapture(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameSlowIO) })
+	at := t0
+	for _, f := range []string{"l5-before.zpool-status-j.json", "l5-slow.zpool-status-j.json", "l6-deadman-continue.zpool-status-s-j.json"} {
+		observe(t, e, poolsEnv(t, statusPools(t, captured+f), at), at)
+		at = at.Add(time.Minute)
+	}
+	for _, ev := range capturedEvents(t, "l5-slow.zpool-events-v.txt") {
+		observe(t, e, eventEnv(t, ev, at), at)
+	}
+	e.Tick(at)
+	sameList(t, active(e, nameSlowIO), []string{"SlowIO warning pool=kslow vdev=disk/by-id/virtio-ZWV0003-part1"})
+	a := find(e, nameSlowIO)
+	if want := "disk/by-id/virtio-ZWV0003-part1 in kslow/mirror-0: 24 new slow I/Os, likely the next disk to fail"; a.Summary != want {
+		t.Errorf("summary %q, want %q", a.Summary, want)
+	}
+	// The slowest of l5's 16 delay events: zio_delta 0x3b5f17df0 ns.
+	if a.Evidence["slowest_io"] != "15.937s" || a.Evidence["slow_ios"] != "24" {
+		t.Errorf("evidence %v", a.Evidence)
+	}
+}
+
+// Capture l6: 29 deadman events of kslow, one a second (ziotime lowered
+// to 3 s, checktime to 1 s, failmode continue). Read in order, IOHung pages
+// at the first, and the newest says how long its I/O had hung: 21.66 s.
+func TestIOHungOnTheDeadmanEventsOfTheCapture(t *testing.T) {
+	e := newTestEngine()
+	evs := capturedEvents(t, "l6-deadman-continue.zpool-events-v.txt")
+	deadman := 0
+	for _, ev := range evs {
+		observe(t, e, eventEnv(t, ev, ev.Time), ev.Time)
+		if ev.Class != "ereport.fs.zfs.deadman" {
+			continue
+		}
+		deadman++
+		if deadman == 1 {
+			e.Tick(ev.Time)
+			if a := find(e, nameIOHung); a == nil || !strings.Contains(a.Summary, "for 10 s") {
+				t.Fatalf("after the first deadman event: %+v", a)
+			}
+		}
+	}
+	last := evs[len(evs)-1].Time
+	e.Tick(last)
+	sameList(t, active(e, nameIOHung), []string{"IOHung critical pool=kslow"})
+	a := find(e, nameIOHung)
+	if want := "I/O to pool kslow has not completed for 22 s (disk/by-id/virtio-ZWV0003-part1)"; a.Summary != want {
+		t.Errorf("summary %q, want %q", a.Summary, want)
+	}
+	if deadman != 29 || a.Evidence["deadman_events"] != "29" {
+		t.Errorf("%d deadman events, evidence %v", deadman, a.Evidence)
+	}
+	e.Tick(last.Add(6 * time.Hour))
+	if got := active(e, nameIOHung); len(got) != 0 {
+		t.Errorf("still %v after slow_io.clear", got)
+	}
+}
