@@ -77,7 +77,8 @@ func TestForAndRepeat(t *testing.T) {
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
 		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
-		nameVdevErrors, nameVdevErrorRate, nameSlowIO, nameIOHung, namePoolDataErrors,
+		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		nameSlowIO, nameIOHung,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,
 		nameSnapshotStale, nameSnapshotCount, nameSnapshotSpace, nameReplicationStale, nameReplicationInterrupted,

@@ -11,6 +11,8 @@ const (
 	nameVdevErrors             = "VdevErrors"
 	nameVdevErrorRate          = "VdevErrorRate"
 	namePoolDataErrors         = "PoolDataErrors"
+	nameSlowIO                 = "SlowIO"
+	nameIOHung                 = "IOHung"
 	namePoolCapacity           = "PoolCapacity"
 	nameDatasetQuota           = "DatasetQuota"
 	nameDatasetLocked          = "DatasetLocked"
@@ -46,10 +48,6 @@ const (
 	nameHostSilent             = "HostSilent"
 	nameCommandHangs           = "CommandHangs"
 	nameBlindSpot              = "MonitoringBlindSpot"
-
-	// Slow and hung I/O (rule_slow_io.go, rule_io_hung.go).
-	nameSlowIO = "SlowIO"
-	nameIOHung = "IOHung"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a
