@@ -174,10 +174,10 @@ func ruleIOHung(c *evalCtx) {
 		c.emit(cond{
 			name: nameIOHung, severity: alert.Critical, pool: pool, serial: serial, labels: labels,
 			summary: fmt.Sprintf("I/O to pool %s has not completed %s%s", pool, howLong, what),
-			desc: fmt.Sprintf("ZFS's deadman found I/O to %s%s that has not completed %s. With failmode=wait (the default) every program writing to the pool waits. "+
-				"The device most likely stopped answering: check the kernel log for resets and timeouts and its SMART data; if the pool is redundant, "+
-				"`zpool offline %s DEVICE` or pulling the disk lets it go on. `zpool events -v %s` shows the deadman events.",
-				pool, what, howLong, shellWord(pool), shellWord(pool)),
+			desc: fmt.Sprintf("ZFS's deadman found I/O to %s%s that has not completed %s. With zfs_deadman_failmode=wait (the default) it and every program writing behind it keep waiting. "+
+				"The device most likely stopped answering: check the kernel log for resets and timeouts, and its SMART data. If the pool is redundant, "+
+				"pulling the disk (or powering off its slot, as ZED's deadman-slot_off does) fails the hung I/O and the pool goes on without it. `zpool events -v %s` shows the deadman events.",
+				pool, what, howLong, shellWord(pool)),
 			evidence: ev,
 		})
 	}
