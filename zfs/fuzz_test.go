@@ -95,6 +95,8 @@ func FuzzParseStatusJSON(f *testing.F) {
 
 func FuzzParseEvents(f *testing.F) {
 	addFixtureSeeds(f, "zpool-events")
+	// The delay and deadman events of capture step l (l5, l6).
+	addCapturedSeeds(f, "l[56]-*zpool-events-v.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = parseEventsIn(bytes.NewReader(data), time.UTC, func(Event) error { return nil })
 	})
