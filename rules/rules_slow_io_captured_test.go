@@ -2,6 +2,7 @@ package rules
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +46,27 @@ func TestSlowIOOnTheThrottledDiskOfTheCapture(t *testing.T) {
 	}
 }
 
-// Capture l6: 29 deadman events of kslow, one a second (ziotime lowered
-// to 3 s, checktime to 1 s, failmode continue). Read in order, IOHung pages
-// at the first, and the newest says how long its I/O had hung: 21.66 s.
+// Capture l6: deadman events of kslow, one a second (ziotime lowered to
+// 3 s, checktime to 1 s). Read in order, IOHung pages at the first, and the
+// newest says how long its I/O had hung. With failmode=wait (the default)
+// one I/O hangs for 87 s, from 2.8 s at the first event; with continue the
+// first I/O is failed after 16.9 s and its retry hangs 21.7 s.
 func TestIOHungOnTheDeadmanEventsOfTheCapture(t *testing.T) {
+	for _, tc := range []struct {
+		file          string
+		first, last   string
+		deadmanEvents int
+	}{
+		{"l6-deadman.zpool-events-v.txt", "for 3 s", "for 87 s", 81},
+		{"l6-deadman-continue.zpool-events-v.txt", "for 10 s", "for 22 s", 29},
+	} {
+		t.Run(tc.file, func(t *testing.T) { ioHungOnCapture(t, tc.file, tc.first, tc.last, tc.deadmanEvents) })
+	}
+}
+
+func ioHungOnCapture(t *testing.T, file, first, final string, deadmanEvents int) {
 	e := newTestEngine()
-	evs := capturedEvents(t, "l6-deadman-continue.zpool-events-v.txt")
+	evs := capturedEvents(t, file)
 	deadman := 0
 	for _, ev := range evs {
 		observe(t, e, eventEnv(t, ev, ev.Time), ev.Time)
@@ -60,7 +76,7 @@ func TestIOHungOnTheDeadmanEventsOfTheCapture(t *testing.T) {
 		deadman++
 		if deadman == 1 {
 			e.Tick(ev.Time)
-			if a := find(e, nameIOHung); a == nil || !strings.Contains(a.Summary, "for 10 s") {
+			if a := find(e, nameIOHung); a == nil || !strings.Contains(a.Summary, first) {
 				t.Fatalf("after the first deadman event: %+v", a)
 			}
 		}
@@ -69,10 +85,10 @@ func TestIOHungOnTheDeadmanEventsOfTheCapture(t *testing.T) {
 	e.Tick(last)
 	sameList(t, active(e, nameIOHung), []string{"IOHung critical pool=kslow"})
 	a := find(e, nameIOHung)
-	if want := "I/O to pool kslow has not completed for 22 s (disk/by-id/virtio-ZWV0003-part1)"; a.Summary != want {
+	if want := "I/O to pool kslow has not completed " + final + " (disk/by-id/virtio-ZWV0003-part1)"; a.Summary != want {
 		t.Errorf("summary %q, want %q", a.Summary, want)
 	}
-	if deadman != 29 || a.Evidence["deadman_events"] != "29" {
+	if deadman != deadmanEvents || a.Evidence["deadman_events"] != strconv.Itoa(deadmanEvents) {
 		t.Errorf("%d deadman events, evidence %v", deadman, a.Evidence)
 	}
 	e.Tick(last.Add(6 * time.Hour))
