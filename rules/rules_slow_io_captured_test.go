@@ -96,3 +96,21 @@ func ioHungOnCapture(t *testing.T, file, first, final string, deadmanEvents int)
 		t.Errorf("still %v after slow_io.clear", got)
 	}
 }
+
+// 81 deadman events over 85 s page once: the growing hang time in the
+// summary is no news to page again for.
+func TestIOHungPagesOnceForAHang(t *testing.T) {
+	e := newTestEngine()
+	var pages []string
+	for _, ev := range capturedEvents(t, "l6-deadman.zpool-events-v.txt") {
+		observe(t, e, eventEnv(t, ev, ev.Time), ev.Time)
+		for _, l := range noteLines(e.Tick(ev.Time.Add(time.Second))) {
+			if strings.Contains(l, nameIOHung) {
+				pages = append(pages, l)
+			}
+		}
+	}
+	if len(pages) != 1 || !strings.HasPrefix(pages[0], "firing critical IOHung: I/O to pool kslow has not completed for 3 s") {
+		t.Errorf("pages %q", pages)
+	}
+}
