@@ -16,6 +16,8 @@ func Catalogue() []Rule {
 		redundancyRule(),
 		vdevErrorsRule(),
 		poolDataErrorsRule(),
+		slowIORule(),
+		ioHungRule(),
 		poolCapacityRule(),
 		datasetQuotaRule(),
 		fullForecastRule(),
