@@ -35,6 +35,8 @@ func Catalogue() []Rule {
 		smartSelfTestRule(),
 		scsiDefectsRule(),
 		nvmeRule(),
+		kernelDiskErrorsRule(),
+		linkResetsRule(),
 		diskIncidentRule(),
 		arcThrottleRule(),
 		arcHitRatioRule(),

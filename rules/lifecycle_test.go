@@ -86,6 +86,7 @@ func TestNamesMatchConfig(t *testing.T) {
 		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
 		nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
 		nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
+		nameKernelDiskErrors, nameLinkResets,
 		nameDiskIncident,
 		nameARCThrottle, nameARCHitRatio,
 		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,

@@ -46,6 +46,9 @@ const (
 	nameHostSilent             = "HostSilent"
 	nameCommandHangs           = "CommandHangs"
 	nameBlindSpot              = "MonitoringBlindSpot"
+	// Issue 16: the kernel log.
+	nameKernelDiskErrors = "KernelDiskErrors"
+	nameLinkResets       = "LinkResets"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a

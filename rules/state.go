@@ -56,6 +56,9 @@ type hostState struct {
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
+	// Kernel is what the kernel logged about each disk, at most
+	// maxKernelDisks of them (scope_kernel.go).
+	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
