@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,7 @@ const (
 	maxEvalKernelRefs   = maxKernelDisks
 	maxEvalKernelBursts = 256
 	maxKernelExamples   = 3
+	kernelProbe         = 1 << 20
 )
 
 // evalBurst is a run of records about one disk, none further than
@@ -46,6 +48,17 @@ type evalBurst struct {
 // when it is none.
 func kernelEnvelopes(file string, data []byte, at time.Time, cfg config.KernelRules) ([]bus.Envelope, error) {
 	name := filepath.Base(input.Name(file))
+	// Any file that is no tool output comes here: its first MiB tells a
+	// kernel log, so 60 MiB of something else is not read line by line again.
+	if len(data) > kernelProbe {
+		probe := data[:kernelProbe]
+		if i := bytes.LastIndexByte(probe, '\n'); i > 0 {
+			probe = probe[:i+1]
+		}
+		if _, err := kernlog.ReadSaved(bytes.NewReader(probe), func(kernlog.Record) error { return nil }); errors.Is(err, kernlog.ErrNotKernelLog) {
+			return nil, fmt.Errorf("rules eval %s: %w", name, err)
+		}
+	}
 	bursts := map[string][]*evalBurst{}
 	var order []string
 	var ignored, dropped uint64

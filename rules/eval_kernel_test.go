@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -133,4 +134,46 @@ func TestEvalKernelWithStatus(t *testing.T) {
 			t.Errorf("joined: %s", a.Summary)
 		}
 	}
+}
+
+// A hostile log stays bounded: a real I/O error line (from
+// block-daplink-726-buffer-io-syslog.txt), derived into 200,000 lines about
+// 100 disks, each two minutes after the last, so every line is a burst.
+func TestEvalKernelBounded(t *testing.T) {
+	data, err := os.ReadFile(kernelLogs + "block-daplink-726-buffer-io-syslog.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "I/O error, dev sda") {
+			_, real, _ = strings.Cut(l, "] ")
+			break
+		}
+	}
+	if real == "" {
+		t.Fatal("no I/O error line")
+	}
+	var b strings.Builder
+	for i := range 200_000 {
+		fmt.Fprintf(&b, "[%d.000000] %s\n", i*120, strings.Replace(real, "dev sda", fmt.Sprintf("dev sd%c%c", 'a'+i%10, 'a'+i/10%10), 1))
+	}
+	start := time.Now()
+	envs, err := kernelEnvelopes("derived", []byte(b.String()), t0, config.DefaultRules().Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if max := maxEvalKernelRefs*maxEvalKernelBursts + 1; len(envs) > max {
+		t.Errorf("%d facts, more than %d", len(envs), max)
+	}
+	e := newTestEngine()
+	for _, env := range envs {
+		if err := e.Observe(env, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.hosts[EvalHost].Kernel); n > maxKernelDisks {
+		t.Errorf("%d disks", n)
+	}
+	t.Logf("%d facts in %s", len(envs), time.Since(start))
 }
