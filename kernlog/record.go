@@ -37,6 +37,11 @@ const (
 	FormatJournal     Format = "journalctl -k" // "Dec 01 18:17:37 host kernel: text" (short, short-iso, short-precise)
 	FormatJournalJSON Format = "journalctl -k -o json"
 	FormatSyslog      Format = "syslog" // /var/log/kern.log: like journalctl short
+	// FormatPlain is kernel messages without a stamp: dmesg -t, "dmesg -r"
+	// of a kernel without printk times ("<6>ata1: …"), a console, or a paste
+	// that lost its stamps. ReadSaved takes a bare line only when Classify
+	// finds something in it, so that other text is not read as a log.
+	FormatPlain Format = "plain"
 )
 
 // Kind is what a kernel message says happened.
