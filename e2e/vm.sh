@@ -32,6 +32,8 @@
 #   ZW_E2E_IMAGE     image dir already returned by build-image.sh for ZFS_VERSION (run.sh sets it,
 #                    so boot does not ask build-image.sh again)
 #   ZW_BOOT_ARGS     kernel arguments added to root/console (default: quiet, fast; see below)
+#   ZW_HOTPLUG_PORTS empty PCIe root ports hp1..hpN (default 0): a virtio-blk-pci or nvme device
+#                    device_add'ed into one (bus=hpN) can be hot-unplugged again with device_del
 
 ZW_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ZFS_VERSION=${ZFS_VERSION:-2.3.2}
@@ -112,6 +114,10 @@ _vm_qemu_args() { # $1 = image dir, $2 = accel
       ata)    A+=(-device "ide-hd,drive=drv-$id,id=$id,serial=$serial${extra:+,$extra}") ;;
       nvme)   A+=(-device "nvme,drive=drv-$id,id=$id,serial=$serial${extra:+,$extra}") ;;
     esac
+  done
+  # PCIe native hotplug needs a root port per device; devices on the q35 root bus can't be unplugged
+  for n in $(seq "${ZW_HOTPLUG_PORTS:-0}"); do
+    A+=(-device "pcie-root-port,id=hp$n,bus=pcie.0,chassis=$n,slot=$n")
   done
 }
 
