@@ -62,7 +62,7 @@ func ruleKernelDiskErrors(c *evalCtx, d *kernelDisk) {
 	desc := fmt.Sprintf("The kernel logged %s on %s: %s, in %s. ZFS retries such I/O, so its counters may not show it yet. "+
 		"Check the disk's SMART data, make sure its pool has redundancy, and plan a replacement; a disk that also shows LinkResets may be fine behind a bad cable or enclosure.",
 		what, kernelWho(d), kindsText(k), burstsText(c, k))
-	emitKernel(c, d, k, nameKernelDiskErrors, desc)
+	emitKernel(c, d, k, nameKernelDiskErrors, desc, kernelRepl(c, d))
 }
 
 // nameLinkResets: the link to the disk failed, not (necessarily) the disk.
@@ -78,13 +78,14 @@ func ruleLinkResets(c *evalCtx, d *kernelDisk) {
 	desc := fmt.Sprintf("The kernel logged link trouble with %s: %s, in %s. %s is the likely cause, more than the disk itself: reseat or replace it. "+
 		"If the resets go on with another cable or port, check the disk's SMART data.",
 		kernelWho(d), kindsText(k), burstsText(c, k), upperFirst(part))
-	emitKernel(c, d, k, nameLinkResets, desc)
+	// No replacement guide: the disk is most likely fine (as SmartCRC).
+	emitKernel(c, d, k, nameLinkResets, desc, nil)
 }
 
 // emitKernel reports one kernel alert about a disk. Its count is the
 // episode's total, so more records page again only at the next power of
 // ten; a burst that makes it critical pages as an escalation.
-func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string) {
+func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, repl *alert.Replacement) {
 	sev := alert.Warning
 	bursts := len(k.Bursts)
 	if bursts >= c.cfg.Kernel.Bursts {
@@ -111,7 +112,7 @@ func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string) 
 	c.emit(cond{name: name, severity: sev, serial: d.Serial, count: k.Total,
 		labels:  map[string]string{"disk": label},
 		summary: kernelWhere(c, d) + ": " + kindsText(k) + spanText(k),
-		desc:    desc, evidence: ev, repl: kernelRepl(c, d)})
+		desc:    desc, evidence: ev, repl: repl})
 }
 
 // kernelWho is "sdb (WD-WX32D7088AF1)", or the port when no disk is known.
@@ -211,20 +212,24 @@ func joinAnd(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// spanText is " in 10 min": how long the episode has lasted so far.
+// spanText is " in 10 min": how long the episode has lasted so far, to the
+// nearest unit.
 func spanText(k *kernelEpisode) string {
 	d := k.Last.Sub(k.First)
+	in := func(unit time.Duration, name string) string {
+		return fmt.Sprintf(" in %d %s", (d+unit/2)/unit, name)
+	}
 	switch {
 	case d < time.Second:
 		return ""
 	case d < time.Minute:
-		return fmt.Sprintf(" in %d s", int(d/time.Second))
+		return in(time.Second, "s")
 	case d < time.Hour:
-		return fmt.Sprintf(" in %d min", int(d/time.Minute))
+		return in(time.Minute, "min")
 	case d < 48*time.Hour:
-		return fmt.Sprintf(" in %d h", int(d/time.Hour))
+		return in(time.Hour, "h")
 	}
-	return fmt.Sprintf(" in %d d", int(d/(24*time.Hour)))
+	return in(24*time.Hour, "d")
 }
 
 // burstsText is "1 burst" or "3 bursts within 1h (critical at 3)".

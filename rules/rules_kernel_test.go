@@ -206,3 +206,18 @@ func TestKernelTimesSane(t *testing.T) {
 	}
 	sameList(t, active(e), []string{"KernelDiskErrors warning disk=nvme1", "LinkResets warning disk=nvme0"})
 }
+
+// A storm that goes on for longer than the window is still a burst within it.
+func TestKernelLongStorm(t *testing.T) {
+	e := newTestEngine()
+	for at := t0; at.Before(t0.Add(2 * time.Hour)); at = at.Add(30 * time.Second) {
+		observe(t, e, kernelEnv(t, at, kernelEntry(nil, "ata2", at, at, map[string]int{"link_reset": 1})), at)
+	}
+	a := find(e, nameLinkResets)
+	if a == nil || a.Evidence["bursts"] != "1" || a.Summary != "ata2: 240 link resets in 2 h" {
+		t.Fatalf("%+v", a)
+	}
+	if a.Replacement != nil {
+		t.Errorf("a link alert carries a replacement guide: %+v", a.Replacement)
+	}
+}

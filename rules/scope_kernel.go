@@ -91,8 +91,10 @@ func (k *kernelEpisode) add(counts map[string]uint64, first, last time.Time, exa
 	}
 }
 
-// age forgets the bursts older than window and, after clear of silence,
-// the whole episode; it reports whether anything changed.
+// age forgets the bursts that ended before window and, after clear of
+// silence, the whole episode; it reports whether anything changed. A burst
+// ended before the next began, the latest at the episode's last record, so
+// a storm that goes on for longer than the window still counts.
 func (k *kernelEpisode) age(now time.Time, window, clear time.Duration) bool {
 	if !k.active() {
 		return false
@@ -103,7 +105,14 @@ func (k *kernelEpisode) age(now time.Time, window, clear time.Duration) bool {
 	}
 	from := now.Add(-window).Unix()
 	i := 0
-	for i < len(k.Bursts) && k.Bursts[i] <= from {
+	for i < len(k.Bursts) {
+		end := k.Last.Unix()
+		if i+1 < len(k.Bursts) {
+			end = k.Bursts[i+1]
+		}
+		if end > from {
+			break
+		}
 		i++
 	}
 	if i == 0 {
@@ -137,7 +146,7 @@ func observeKernelLog(e *Engine, h *hostState, env bus.Envelope, _ uint64, now t
 		return err
 	}
 	if d.Lost > 0 || d.Dropped > 0 {
-		e.log.Info("kernel log records not counted", "host", env.Host, "lost", d.Lost, "dropped", d.Dropped, "source", d.Source)
+		e.log.Debug("kernel log records not counted", "host", env.Host, "lost", d.Lost, "dropped", d.Dropped, "source", d.Source)
 	}
 	cfg := e.cfg.Kernel
 	for i := range d.Disks {
@@ -169,21 +178,22 @@ func splitCauses(counts map[string]int) (media, link map[string]uint64) {
 		if n <= 0 {
 			continue
 		}
-		var into *map[string]uint64
 		switch kernlog.Kind(kind).Cause() {
 		case kernlog.CauseMedia, kernlog.CauseIO:
-			into = &media
+			media = addCount(media, kind, n)
 		case kernlog.CauseLink:
-			into = &link
-		default:
-			continue
+			link = addCount(link, kind, n)
 		}
-		if *into == nil {
-			*into = map[string]uint64{}
-		}
-		(*into)[kind] += uint64(n)
 	}
 	return media, link
+}
+
+func addCount(m map[string]uint64, kind string, n int) map[string]uint64 {
+	if m == nil {
+		m = map[string]uint64{}
+	}
+	m[kind] += uint64(n)
+	return m
 }
 
 // kernelTimes makes a fact's record times usable: missing ones are now,
