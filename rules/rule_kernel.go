@@ -92,7 +92,7 @@ func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, 
 		sev = alert.Critical
 	}
 	if k.Example != "" {
-		desc += "\nLatest: " + k.Example
+		desc += "\nThe kernel said, for example: " + k.Example
 	}
 	ev := map[string]string{"ref": d.Ref, "bursts": fmt.Sprint(bursts), "records": itoa(k.Total),
 		"first": k.First.UTC().Format(time.RFC3339), "last": k.Last.UTC().Format(time.RFC3339)}

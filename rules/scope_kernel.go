@@ -51,7 +51,7 @@ type kernelEpisode struct {
 	// Counts are the records by kernlog.Kind, Total their sum.
 	Counts map[string]uint64 `json:"counts,omitempty"`
 	Total  uint64            `json:"total,omitempty"`
-	// Example is the latest message, cut to maxKernelText bytes.
+	// Example is a message of the latest fact, cut to maxKernelText bytes.
 	Example string `json:"example,omitempty"`
 }
 
