@@ -11,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/kernlog"
 )
 
 // The kernel.log payloads here are built by hand: they are what the
@@ -219,5 +220,25 @@ func TestKernelLongStorm(t *testing.T) {
 	}
 	if a.Replacement != nil {
 		t.Errorf("a link alert carries a replacement guide: %+v", a.Replacement)
+	}
+}
+
+// Every kind the kernel log reader knows has words in the summaries, and
+// falls to exactly one of the two rules (or, gone, to neither).
+func TestKernelKindsCovered(t *testing.T) {
+	for _, k := range kernlog.Kinds() {
+		media, link := splitCauses(map[string]int{string(k): 1})
+		switch {
+		case k == kernlog.KindGone:
+			if media != nil || link != nil {
+				t.Errorf("%s counted", k)
+			}
+			continue
+		case (media == nil) == (link == nil):
+			t.Errorf("%s: media %v link %v", k, media, link)
+		}
+		if _, ok := kindWords[k]; !ok {
+			t.Errorf("%s has no words", k)
+		}
 	}
 }
