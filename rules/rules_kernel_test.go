@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,37 @@ func TestKernelKindsCovered(t *testing.T) {
 		if _, ok := kindWords[k]; !ok {
 			t.Errorf("%s has no words", k)
 		}
+	}
+}
+
+// Each alert quotes a line of its own cause. The lines are real, from
+// testdata/kernel-log/libata-sunxi-24-serror-interface.txt.
+func TestKernelExamplePerCause(t *testing.T) {
+	data, err := os.ReadFile("../testdata/kernel-log/libata-sunxi-24-serror-interface.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, reset string
+	for _, l := range strings.Split(string(data), "\n") {
+		_, msg, _ := strings.Cut(l, "] ")
+		switch {
+		case failed == "" && strings.Contains(msg, "failed command"):
+			failed = msg
+		case reset == "" && strings.Contains(msg, "hard resetting link"):
+			reset = msg
+		}
+	}
+	if failed == "" || reset == "" {
+		t.Fatal("lines not found")
+	}
+	e := newTestEngine()
+	entry := kernelEntry(nil, "ata1", t0, t0, map[string]int{"command_failed": 1, "link_reset": 1})
+	entry.Examples = []string{failed, reset}
+	observe(t, e, kernelEnv(t, t0, entry), t0)
+	if a := find(e, nameKernelDiskErrors); a == nil || !strings.HasSuffix(a.Description, failed) {
+		t.Errorf("%+v", a)
+	}
+	if a := find(e, nameLinkResets); a == nil || !strings.HasSuffix(a.Description, reset) {
+		t.Errorf("%+v", a)
 	}
 }

@@ -157,12 +157,8 @@ func observeKernelLog(e *Engine, h *hostState, env bus.Envelope, _ uint64, now t
 		}
 		kd := h.kernelDisk(dl)
 		first, last := kernelTimes(dl.First, dl.Last, now)
-		example := ""
-		if len(dl.Examples) > 0 {
-			example = dl.Examples[len(dl.Examples)-1]
-		}
-		kd.Media.add(media, first, last, example, cfg.BurstGap.D())
-		kd.Link.add(link, first, last, example, cfg.BurstGap.D())
+		kd.Media.add(media, first, last, exampleOf(dl.Examples, false), cfg.BurstGap.D())
+		kd.Link.add(link, first, last, exampleOf(dl.Examples, true), cfg.BurstGap.D())
 		if dl.Disk != nil && dl.Disk.Serial != "" {
 			e.indexKernelDisk(h, dl.Disk, now)
 		}
@@ -170,6 +166,21 @@ func observeKernelLog(e *Engine, h *hostState, env bus.Envelope, _ uint64, now t
 	}
 	e.evalKernel(h, now)
 	return nil
+}
+
+// exampleOf picks the latest example about a link (link) or about failed
+// I/O (!link), so each alert quotes a line of its own kind; any example
+// when none is.
+func exampleOf(examples []string, link bool) string {
+	for i := len(examples) - 1; i >= 0; i-- {
+		if f, ok := kernlog.Classify(examples[i]); ok && (f.Kind.Cause() == kernlog.CauseLink) == link {
+			return examples[i]
+		}
+	}
+	if len(examples) > 0 {
+		return examples[len(examples)-1]
+	}
+	return ""
 }
 
 // splitCauses sorts a fact's counts into media/io and link kinds.
