@@ -275,3 +275,25 @@ func TestKernelExamplePerCause(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 }
+
+// BenchmarkObserveKernelLog: one kernel.log fact of a controller storm
+// (as the follower sends every 2 s while it lasts) about 8 disks of a pool.
+func BenchmarkObserveKernelLog(b *testing.B) {
+	pools := statusPools(b, "captured/zfs-2.3.2/l4-read-errors.zpool-status.txt")
+	var entries []facts.KernelDiskLog
+	for i := range 8 {
+		id := &disk.Identity{Serial: fmt.Sprintf("ZW%04d", i), Kernel: fmt.Sprintf("sd%c", 'a'+i)}
+		entries = append(entries, kernelEntry(id, "ata1", t0, t0, map[string]int{"link_reset": 40, "command_failed": 200}))
+	}
+	env := kernelEnv(b, t0, entries...)
+	e := newTestEngine()
+	observe(b, e, poolsEnv(b, pools, t0), t0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now := t0.Add(time.Duration(i) * 2 * time.Second)
+		if err := e.Observe(env, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
