@@ -56,8 +56,8 @@ func TestEvalKernelCapturedWithStatus(t *testing.T) {
 // Live, the follower names the disk behind sda; its kernel alert and the
 // ZFS alerts of its vdev become one incident, in one page with the pool's. The records are the real
 // /dev/kmsg capture, classified and folded here as the follower does; the
-// identity's WWN is the vdev's real one, its serial set by hand (the
-// capture has no by-id listing of the blkdebug disk).
+// identity is the one the capture gave the disk: the vdev's WWN, and the
+// serial e2e/capture_kernel.sh plugs it with (l_plug bd1 … ZWBD0001).
 func TestKernelIncidentCaptured(t *testing.T) {
 	f, err := os.Open(cap232l + "l4-read-errors.kmsg.txt")
 	if err != nil {
@@ -65,7 +65,7 @@ func TestKernelIncidentCaptured(t *testing.T) {
 	}
 	defer f.Close()
 	entry := facts.KernelDiskLog{Ref: "sda", Counts: map[string]int{},
-		Disk: &disk.Identity{Serial: "ZWBLKDEBUG105", WWN: "0x5000c500a0000105", Kernel: "sda", Transport: disk.TransportSCSI}}
+		Disk: &disk.Identity{Serial: "ZWBD0001", WWN: "0x5000c500a0000105", Kernel: "sda", Transport: disk.TransportSCSI}}
 	if _, err := kernlog.ReadSaved(f, func(r kernlog.Record) error {
 		if fd, ok := kernlog.Classify(r.Message); ok && fd.Ref.Name == "sda" {
 			entry.Counts[string(fd.Kind)]++
@@ -84,7 +84,7 @@ func TestKernelIncidentCaptured(t *testing.T) {
 	observe(t, e, statusEnv(t, "captured/zfs-2.3.2/l4-read-errors.zpool-status.txt", at), at)
 	ns := e.Tick(at.Add(20 * time.Second))
 	sameList(t, noteLines(ns), []string{
-		"firing critical DiskIncident: sda (ZWBLKDEBUG105) in kio/mirror-0: 9 failed commands and 3 I/O errors, FAULTED and 3 read errors",
+		"firing critical DiskIncident: sda (ZWBD0001) in kio/mirror-0: 9 failed commands and 3 I/O errors, FAULTED and 3 read errors",
 		"firing critical RedundancyMargin: kio/mirror-0 has no redundancy left",
 		"firing warning PoolState: pool kio is DEGRADED: wwn-0x5000c500a0000105 FAULTED",
 		"--",
