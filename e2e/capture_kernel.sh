@@ -105,9 +105,14 @@ step_l() {
     l_unplug l3-nvme-unplug nh1 $D/nvme-QEMU_NVMe_Ctrl_ZWNVMEH001 knvme
 
   l_read_errors
-  l_slow
-  l_deadman
+  step_l5
+  step_l6
 }
+
+# l5 and l6 can also run alone (capture.sh l5 l6): they make their pool when it is not there
+l_kslow() { vm_run "zpool list kslow" >/dev/null 2>&1 || g "zpool create -f -o ashift=12 kslow mirror $VD3 $VD4"; }
+step_l5() { l_kslow && l_slow; }
+step_l6() { l_kslow && l_deadman "${ZW_DEADMAN_FAILMODE:-wait}"; }
 
 # l4: a scsi-hd whose reads fail with EIO, from a moment the host chooses. blkdebug's error rule is
 # armed in state 2, and the only way into state 2 is a write-zeroes request (set-state on
@@ -138,7 +143,6 @@ l_read_errors() {
 l_slow() {
   local s=l5-slow
   say "l5: mirror kslow (virtio-ZWV0003 throttled, virtio-ZWV0004), zio_slow_io_ms=100"
-  g "zpool create -f -o ashift=12 kslow mirror $VD3 $VD4" || return 1
   cap "$s" zio_slow_io_ms-default.txt "cat /sys/module/zfs/parameters/zio_slow_io_ms /sys/module/zfs/parameters/zfs_slow_io_events_per_second"
   g "echo 100 > /sys/module/zfs/parameters/zio_slow_io_ms && zpool events -c" > /dev/null
   l_pool l5-before kslow
@@ -155,14 +159,17 @@ l_slow() {
   vm_qmp '{"execute":"block_set_io_throttle","arguments":{"device":"drv-vd3","bps":0,"bps_rd":0,"bps_wr":0,"iops":0,"iops_rd":0,"iops_wr":0}}' > /dev/null
 }
 
-# l6: hung I/O. Deadman tunables lowered (an I/O pending > 3 s, checked every second, failmode
-# continue: report and keep waiting) and one side of mirror kslow throttled to 4 KiB/s, so a 128 KiB
-# write takes ~30 s -> ereport.fs.zfs.deadman. Then the throttle is lifted and the pool drains.
+# l6 FAILMODE: hung I/O. Deadman tunables lowered (an I/O pending > 3 s, checked every second) and
+# one side of mirror kslow throttled to 4 KiB/s, so a 128 KiB write takes ~30 s ->
+# ereport.fs.zfs.deadman. Then the throttle is lifted and the pool drains. FAILMODE wait (the
+# default: post the event, keep waiting) writes l6-deadman.*; continue (re-dispatch the I/O)
+# writes l6-deadman-continue.* (on 2.3.2 it hit a kernel BUG, list_del corruption in z_wr_int).
 l_deadman() {
-  local s=l6-deadman p=/sys/module/zfs/parameters job
-  say "l6: deadman on kslow (virtio-ZWV0003 throttled to 4 KiB/s)"
+  local mode=$1 s=l6-deadman p=/sys/module/zfs/parameters job
+  [ "$mode" = wait ] || s=l6-deadman-$mode
+  say "l6: deadman on kslow (virtio-ZWV0003 throttled to 4 KiB/s), zfs_deadman_failmode=$mode"
   cap "$s" deadman-defaults.txt "grep -H . $p/zfs_deadman_enabled $p/zfs_deadman_failmode $p/zfs_deadman_ziotime_ms $p/zfs_deadman_synctime_ms $p/zfs_deadman_checktime_ms"
-  g "echo 3000 > $p/zfs_deadman_ziotime_ms && echo 5000 > $p/zfs_deadman_synctime_ms && echo 1000 > $p/zfs_deadman_checktime_ms && echo continue > $p/zfs_deadman_failmode && zpool events -c" > /dev/null
+  g "echo 3000 > $p/zfs_deadman_ziotime_ms && echo 5000 > $p/zfs_deadman_synctime_ms && echo 1000 > $p/zfs_deadman_checktime_ms && echo $mode > $p/zfs_deadman_failmode && zpool events -c" > /dev/null
   l_mark
   vm_qmp '{"execute":"block_set_io_throttle","arguments":{"device":"drv-vd3","bps":4096,"bps_rd":0,"bps_wr":0,"iops":0,"iops_rd":0,"iops_wr":0}}' > "$OUT/$s.qmp-block_set_io_throttle.json"
   job=$(vm_spawn "dd if=/dev/urandom of=/kslow/hung bs=128k count=8 conv=fsync status=none")
@@ -175,5 +182,5 @@ l_deadman() {
   vm_qmp '{"execute":"block_set_io_throttle","arguments":{"device":"drv-vd3","bps":0,"bps_rd":0,"bps_wr":0,"iops":0,"iops_rd":0,"iops_wr":0}}' > /dev/null
   vm_wait "$job" 120 > /dev/null 2>&1
   g "echo 300000 > $p/zfs_deadman_ziotime_ms && echo 600000 > $p/zfs_deadman_synctime_ms && echo 60000 > $p/zfs_deadman_checktime_ms && echo wait > $p/zfs_deadman_failmode"
-  cap l6-drained zpool-status-s.txt "zpool status -s kslow"
+  cap "$s-drained" zpool-status-s.txt "zpool status -s kslow"
 }

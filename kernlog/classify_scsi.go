@@ -88,7 +88,8 @@ func scsiKind(body string) (Kind, bool) {
 			return "", false
 		}
 		return KindLinkReset, true
-	case strings.HasPrefix(body, "timing out command"), strings.HasPrefix(body, "attempting task abort"):
+	case strings.HasPrefix(body, "timing out command"), strings.HasPrefix(body, "attempting task abort"),
+		strings.HasPrefix(body, "Medium access timeout failure"):
 		return KindTimeout, true
 	case strings.HasPrefix(body, "Device offlined"):
 		return KindLinkDown, true

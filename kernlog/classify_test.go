@@ -81,6 +81,12 @@ var classifyCases = []struct {
 	// usb-dietpi-4499-timeout-disconnect
 	{"sd 1:0:0:0: [sda] tag#14 UNKNOWN(0x2003) Result: hostbyte=0x00 driverbyte=0x06 cmd_age=30s",
 		Finding{Kind: KindTimeout, Ref: block("sda"), Sector: -1}},
+	// block-rpi-linux-703: the 3.x wording.
+	{"end_request: I/O error, dev sda, sector 324949408",
+		Finding{Kind: KindIOError, Ref: block("sda"), Sector: 324949408}},
+	// nvme-rpi-linux-6661
+	{"nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10",
+		Finding{Kind: KindLinkDown, Ref: Ref{Kind: "nvme", Name: "nvme0"}, Sector: -1}},
 	// scsi-hotsos-631
 	{"sd 0:0:11:0: [sdh] tag#2713 Sense Key : Aborted Command [current]",
 		Finding{Kind: KindCommandFailed, Ref: block("sdh"), Sector: -1}},
@@ -121,6 +127,10 @@ var notFindings = []string{
 	"sd 5:0:0:0: [sdb] tag#0 Sense Key : Illegal Request [current] ",
 	"Buffer I/O error on dev sr0, logical block 0, async page read",
 	"I/O error, dev sr0, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2",
+	"Result: hostbyte=DID_NO_CONNECT driverbyte=DRIVER_OK",
+	"scsi 0:0:0:0: [sda] Unhandled error code",
+	"nvme nvme0: failed to set APST feature (-19)",
+	"zio pool=kio vdev=/dev/disk/by-id/wwn-0x5000c500a0000105-part1 error=5 type=1 offset=270336 size=8192 flags=1245377",
 }
 
 func TestClassifyIgnoresOtherLines(t *testing.T) {
@@ -162,8 +172,12 @@ func TestCause(t *testing.T) {
 // A line that matches nothing, as most kernel records do.
 const quietLine = "EXT4-fs (mmcblk0p2): mounted filesystem with ordered data mode. Opts: (null)"
 
-func TestClassifyAllocatesNothingOnOtherLines(t *testing.T) {
+// Matching lines too: a finding's names are slices of the message.
+func TestClassifyAllocatesNothing(t *testing.T) {
 	lines := append([]string{quietLine}, notFindings...)
+	for _, c := range classifyCases {
+		lines = append(lines, c.msg)
+	}
 	for _, msg := range lines {
 		if n := testing.AllocsPerRun(100, func() { Classify(msg) }); n != 0 {
 			t.Errorf("Classify(%q) allocates %v times", msg, n)

@@ -17,6 +17,10 @@ func seedFiles(f *testing.F, add func(data []byte)) {
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no seed files: %v", err)
 	}
+	for _, pattern := range []string{"l*.kmsg.txt", "l*.dmesg*.txt", "l*.journalctl-k*"} {
+		captured, _ := filepath.Glob(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", pattern))
+		paths = append(paths, captured...)
+	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {

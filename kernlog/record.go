@@ -75,8 +75,10 @@ const (
 
 // Ref is how a message names the disk or the port it sits on.
 type Ref struct {
-	// Kind is one of "block" (sdb, nvme0n1), "ata" (ata3, ata3.00), "scsi"
-	// (2:0:0:0), "usb" (2-1, 2-1.4) and "nvme" (nvme0, a controller).
+	// Kind is one of "block" (sdb, nvme0n1; a partition is given as its
+	// disk), "ata" (ata3 the port, ata3.00 a device on it), "scsi" (2:0:0:0,
+	// or host2 for a whole SCSI host such as a UAS bridge), "usb" (2-1,
+	// 2-1.4) and "nvme" (nvme0, a controller).
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 }

@@ -127,6 +127,46 @@ var savedCases = []savedCase{
 	{"scsi-longhorn-9878-offline-short-precise.txt", FormatJournal, 11, map[string]int{
 		"io_error scsi 15:0:0:1": 1, "io_error scsi 35:0:0:1": 1, "buffer_io_error sdaj": 8,
 	}},
+	{"nvme-rpi-linux-6661-controller-down-journal.txt", FormatJournal, 14, map[string]int{
+		"link_down nvme0": 2,
+	}},
+	{"block-rpi-linux-703-end-request-split-result.txt", FormatJournal, 10, map[string]int{
+		"io_error sda": 1,
+	}},
+	// Only the disk lines are taken from a diff's "+[…]" lines.
+	{"block-xcp-ng-27-print-req-error-diff.txt", FormatDmesg, 8, map[string]int{
+		"io_error nvme1n1": 8,
+	}},
+	{"scsi-dcache-1708-medium-access-timeout-hpsa.txt", FormatJournal, 7, map[string]int{
+		"timeout sdb": 1,
+	}},
+	{"libata-dentos-308-disabled-indented.txt", FormatDmesg, 18, map[string]int{
+		"link_reset ata1": 4, "link_slow ata1": 1, "link_error ata1": 1, "link_down ata1.00": 1,
+	}},
+	// Lines wrapped by the report: the first half still names the port.
+	{"libata-sma-bluetooth-70-wrapped-syslog.txt", FormatSyslog, 4, map[string]int{
+		"link_error ata2": 1, "link_reset ata2": 1, "link_down ata2": 1,
+	}},
+	{"libata-sof-test-1106-comreset-short-monotonic.txt", FormatJournal, 3, map[string]int{
+		"link_reset ata2": 3,
+	}},
+	{"libata-sof-test-893-abrt-journal-continuation.txt", FormatJournal, 9, map[string]int{
+		"command_failed ata1.00": 2,
+	}},
+	{"usb-rpi-linux-3543-disconnect-descriptor-errors.txt", FormatDmesg, 18, map[string]int{
+		"io_error sda": 3, "gone usb 1-1.3": 1, "buffer_io_error sda": 2, "link_error usb 1-1.3": 4,
+	}},
+	// dmesg -t: only the lines about a device are read, not the prompt or
+	// the hub port's.
+	{"usb-dasharo-1132-dmesg-t-with-prompt.txt", FormatPlain, 12, map[string]int{
+		"link_error usb 2-1.1": 12,
+	}},
+	{"scsi-hotsos-368-medium-error-write16-task-abort.txt", FormatDmesg, 7, map[string]int{
+		"command_failed sdk": 1, "medium_error sdk": 3, "timeout scsi 0:0:9:0": 1,
+	}},
+	{"block-rpi-linux-383-end-request-target-split-lines.txt", FormatDmesg, 31, map[string]int{
+		"target_error sdc": 3, "buffer_io_error sdc": 1,
+	}},
 	{"libata-buffalo-203-10b8b-dispar.txt", FormatDmesg, 17, map[string]int{
 		"link_down ata1": 1, "link_error ata1": 1, "command_failed ata1.00": 2,
 	}},

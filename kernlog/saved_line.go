@@ -53,7 +53,10 @@ func parseSavedLine(line string) (Record, Format, bool) {
 // 00000000 00[  +0.000161] nvme0n1: …"). Only a message about a disk is
 // taken from such a line.
 func embeddedRecord(rec Record, line string) (Record, Format, bool) {
-	for from := 1; from < len(line); {
+	// Such a prefix is short; looking further would make a line of many
+	// '[' cost its length squared.
+	const maxPrefix, maxTries = 128, 4
+	for from, tries := 1, 0; from < len(line) && from < maxPrefix && tries < maxTries; tries++ {
 		i := strings.IndexByte(line[from:], '[')
 		if i < 0 {
 			break
@@ -75,7 +78,8 @@ func unknownRecord() Record { return Record{Priority: -1, Facility: -1, Mono: -1
 // indentation, "> " quote marks and a Markdown code mark.
 func trimPasted(line string) string {
 	for {
-		t := strings.TrimLeft(line, " \t`")
+		// \x1e starts each record of journalctl -o json-seq.
+		t := strings.TrimLeft(line, " \t`\x1e")
 		t = strings.TrimPrefix(t, ">")
 		if t == line {
 			return line
@@ -170,10 +174,13 @@ func parseBracketed(rec Record, line string) (Record, Format, bool) {
 	stamp, text := strings.TrimSpace(line[1:end]), line[end+1:]
 	text = strings.TrimPrefix(text, " ")
 	// dmesg -d and -e print the delta to the previous line ("+0.000001")
-	// or a coarse "Jan13 04:31" first; with -T the full stamp follows.
+	// or a coarse "Jan13 04:31" first; with -T the full stamp follows (one
+	// stamp only: a line of many deltas is not a log line).
 	if isDeltaStamp(stamp) || isReltimeStamp(stamp) {
 		if strings.HasPrefix(text, "[") {
-			return parseBracketed(rec, text)
+			if r, ok := parseCtimeBracket(rec, text); ok {
+				return r, FormatDmesgTime, true
+			}
 		}
 		rec.Message = trimCallerID(text)
 		return rec, FormatDmesg, true
@@ -198,6 +205,22 @@ func parseBracketed(rec Record, line string) (Record, Format, bool) {
 		return rec, FormatDmesgTime, true
 	}
 	return Record{}, "", false
+}
+
+// parseCtimeBracket reads "[Tue Jan 13 04:33:10 2026] text" after dmesg
+// -d's or -e's first stamp.
+func parseCtimeBracket(rec Record, line string) (Record, bool) {
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return Record{}, false
+	}
+	t, ok := parseCtime(strings.TrimSpace(line[1:end]))
+	if !ok {
+		return Record{}, false
+	}
+	rec.Time = t
+	rec.Message = trimCallerID(strings.TrimPrefix(line[end+1:], " "))
+	return rec, true
 }
 
 // parseCtime reads dmesg -T's "Tue Dec  1 18:17:37 2026". Under another

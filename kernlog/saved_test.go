@@ -1,7 +1,10 @@
 package kernlog
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +102,39 @@ func TestReadSavedPlainLines(t *testing.T) {
 	recs, format, err := readAll(t, "some prose about the problem\nata3: hard resetting link\n")
 	if err != nil || format != FormatPlain || len(recs) != 1 {
 		t.Fatalf("format %q, %d records, err %v", format, len(recs), err)
+	}
+}
+
+// Hostile lines (all '[', all "[+0.1] ", all '<') cost their length, not
+// its square: 64 lines of 64 KiB read in well under a second.
+func TestReadSavedHostileLinesAreCheap(t *testing.T) {
+	var sb strings.Builder
+	for _, unit := range []string{"[", "[+0.1] ", "<", "[Jan13 04:31] ", "sd 1:0:0:0: [", "ata1: SError: { "} {
+		for range 10 {
+			sb.WriteString(strings.Repeat(unit, MaxLine/len(unit)))
+			sb.WriteByte('\n')
+		}
+	}
+	start := time.Now()
+	_, _, _ = readAll(t, sb.String())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// BenchmarkReadSavedJournal reads the real five-way capture's journal text
+// (the format rules eval sees most) and classifies every record.
+func BenchmarkReadSavedJournal(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "captured", "zfs-2.3.2", "l4-read-errors.journalctl-k.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = ReadSaved(bytes.NewReader(data), func(r Record) error {
+			Classify(r.Message)
+			return nil
+		})
 	}
 }
