@@ -232,10 +232,14 @@ func spanText(k *kernelEpisode) string {
 	return in(24*time.Hour, "d")
 }
 
-// burstsText is "1 burst" or "3 bursts within 1h (critical at 3)".
+// burstsText is "one burst (critical at 3 bursts within 1h)" or "3 bursts
+// within 1h (critical at 3)".
 func burstsText(c *evalCtx, k *kernelEpisode) string {
 	n := len(k.Bursts)
-	if n <= 1 {
+	if n == 0 {
+		return fmt.Sprintf("bursts that ended more than %s ago (critical at %d bursts within that)", config.FormatDuration(c.cfg.Kernel.Window.D()), c.cfg.Kernel.Bursts)
+	}
+	if n == 1 {
 		return fmt.Sprintf("one burst (critical at %d bursts within %s)", c.cfg.Kernel.Bursts, config.FormatDuration(c.cfg.Kernel.Window.D()))
 	}
 	return fmt.Sprintf("%d bursts within %s (critical at %d)", n, config.FormatDuration(c.cfg.Kernel.Window.D()), c.cfg.Kernel.Bursts)
