@@ -61,6 +61,9 @@ func TestLinkResetsBursts(t *testing.T) {
 		t.Errorf("de-escalation paged: %v", noteLines(ns))
 	}
 	sameList(t, active(e), []string{"LinkResets warning disk=" + kernSerial})
+	if a := find(e, nameLinkResets); !strings.Contains(a.Description, "bursts that ended more than 1h ago") || a.Evidence["bursts"] != "0" {
+		t.Errorf("after the window: %q %v", a.Description, a.Evidence)
+	}
 	// A day of silence: resolved, and the history is gone.
 	at = t0.Add(30*time.Minute + 24*time.Hour + time.Minute)
 	ns = e.Tick(at)
