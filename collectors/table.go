@@ -97,7 +97,7 @@ func Table() []Spec {
 		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
 			Poll: func(e Env) Collector {
-				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log,
+				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log, Urgent: urgentSmart(e),
 					Hang: &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_status"), Cheap: e.Poke("zpool_list")}}
 			}},
 		// The kernel's pool state, which answers while zpool hangs: every
@@ -118,7 +118,8 @@ func Table() []Spec {
 			Follow: func(e Env) Follower {
 				return &EventFollower{Zpool: e.Config.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: e.Log,
 					// The status poll pages; the list poll can wait for the burst to end.
-					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e, recheckAfterPoolChange)}
+					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e, recheckAfterPoolChange),
+					Urgent: urgentSmart(e)}
 			}},
 		{Name: "datasets", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.DatasetsInterval.D() },

@@ -14,6 +14,8 @@ func Catalogue() []Rule {
 		redundancyRule(),
 		vdevErrorsRule(),
 		poolDataErrorsRule(),
+		slowIORule(),
+		ioHungRule(),
 		poolCapacityRule(),
 		datasetQuotaRule(),
 		fullForecastRule(),

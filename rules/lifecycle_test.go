@@ -78,6 +78,7 @@ func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
 		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		nameSlowIO, nameIOHung,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,
 		nameSnapshotStale, nameSnapshotCount, nameSnapshotSpace, nameReplicationStale, nameReplicationInterrupted,

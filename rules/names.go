@@ -11,6 +11,8 @@ const (
 	nameVdevErrors             = "VdevErrors"
 	nameVdevErrorRate          = "VdevErrorRate"
 	namePoolDataErrors         = "PoolDataErrors"
+	nameSlowIO                 = "SlowIO"
+	nameIOHung                 = "IOHung"
 	namePoolCapacity           = "PoolCapacity"
 	nameDatasetQuota           = "DatasetQuota"
 	nameDatasetLocked          = "DatasetLocked"

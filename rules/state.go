@@ -51,6 +51,8 @@ type hostState struct {
 	Stream  string            `json:"stream,omitempty"`
 	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
 	Hangs *hangState `json:"hangs,omitempty"`
+	// SlowIO is what SlowIO and IOHung remember (rule_slow_io.go).
+	SlowIO *slowIOState `json:"slow_io,omitempty"`
 	// KnownPools are the pools this host has had imported, at most
 	// maxKnownPools, and Forgotten those the owner said are gone for good
 	// (pools.go): a known pool that is not imported is PoolMissing.
