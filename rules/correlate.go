@@ -21,7 +21,7 @@ func diskIncidentRule() Rule {
 		Alerts: []AlertInfo{{
 			Name:      nameDiskIncident,
 			Severity:  "worst of its parts",
-			Condition: `alerts of two or more of ZFS, SMART and the kernel log about the same disk (by serial), one incident: "sdb (WD-WX32D7088AF1) in vault/raidz2-0: 14 link resets in 10 min, 2 read errors and 8 pending sectors"`,
+			Condition: `alerts of two or more of ZFS (state, errors, slow I/O), SMART and the kernel log about the same disk (by serial), one incident: "sdb (WD-WX32D7088AF1) in vault/raidz2-0: 14 link resets in 10 min, 2 read errors and 8 pending sectors"`,
 			// The incident carries its parts: every other alert about that
 			// disk. ResilverAtRisk is not a part: it is about the whole
 			// vdev, which may be lost with the disk.
@@ -49,7 +49,7 @@ func resilverAtRiskRule() Rule {
 
 // zfsDiskRules are the ZFS alerts about one device.
 func zfsDiskRule(name string) bool {
-	return name == nameVdevState || name == nameVdevErrors || name == nameVdevErrorRate
+	return name == nameVdevState || name == nameVdevErrors || name == nameVdevErrorRate || name == nameSlowIO
 }
 
 // nameDiskIncident: two or more of ZFS, SMART and the kernel log complain

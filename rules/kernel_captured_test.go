@@ -91,3 +91,22 @@ func TestKernelIncidentCaptured(t *testing.T) {
 		"--",
 	})
 }
+
+// SlowIO joins the incident too: the throttled disk of captures l5/l6
+// (virtio-ZWV0003 of kslow) with a kernel alert about it. The kernel.log
+// payload is built by hand (the throttled disk logged nothing); its
+// identity is the capture's (serial ZWV0003, by-id virtio-ZWV0003).
+func TestDiskIncidentWithSlowIO(t *testing.T) {
+	e := newTestEngine(func(c *config.RulesConfig) { c.For = forZero(nameSlowIO) })
+	id := &disk.Identity{Serial: "ZWV0003", Kernel: "vdc", ByID: "/dev/disk/by-id/virtio-ZWV0003", Transport: disk.TransportVirt}
+	observe(t, e, kernelEnv(t, t0, kernelEntry(id, "vdc", t0, t0, map[string]int{"timeout": 2})), t0)
+	at := t0
+	for _, f := range []string{"l5-before.zpool-status-j.json", "l5-slow.zpool-status-j.json", "l6-deadman-continue.zpool-status-s-j.json"} {
+		observe(t, e, poolsEnv(t, statusPools(t, captured+f), at), at)
+		at = at.Add(time.Minute)
+	}
+	a := find(e, nameDiskIncident)
+	if want := "vdc (ZWV0003) in kslow/mirror-0: 2 command timeouts and 24 new slow I/Os, likely the next disk to fail"; a == nil || a.Summary != want {
+		t.Fatalf("%+v\nwant %q", a, want)
+	}
+}
