@@ -171,22 +171,26 @@ var kindWords = map[kernlog.Kind][2]string{
 	kernlog.KindLinkDown:      {"link down", "link downs"},
 }
 
-// kindsText is "14 link resets and 3 link errors": the most frequent kinds first.
+// kindsText is "3 I/O errors and 9 failed commands": the kinds in the
+// order of kernlog.Kinds(), the block layer's one line per failed request
+// before the SCSI and ATA detail lines of the same request, resets before
+// what they follow from.
 func kindsText(k *kernelEpisode) string {
-	kinds := make([]string, 0, len(k.Counts))
-	for kind, n := range k.Counts {
-		if n > 0 {
-			kinds = append(kinds, kind)
+	var kinds []string
+	for _, kind := range kernlog.Kinds() {
+		if k.Counts[string(kind)] > 0 {
+			kinds = append(kinds, string(kind))
 		}
 	}
-	sort.Slice(kinds, func(i, j int) bool {
-		if k.Counts[kinds[i]] != k.Counts[kinds[j]] {
-			return k.Counts[kinds[i]] > k.Counts[kinds[j]]
+	var unknown []string
+	for kind, n := range k.Counts {
+		if _, known := kindWords[kernlog.Kind(kind)]; !known && n > 0 {
+			unknown = append(unknown, kind)
 		}
-		return kinds[i] < kinds[j]
-	})
-	parts := make([]string, 0, len(kinds))
-	for _, kind := range kinds {
+	}
+	sort.Strings(unknown)
+	parts := make([]string, 0, len(k.Counts))
+	for _, kind := range append(kinds, unknown...) {
 		n := k.Counts[kind]
 		w, ok := kindWords[kernlog.Kind(kind)]
 		if !ok {
