@@ -39,6 +39,8 @@ func Catalogue() []Rule {
 		smartSelfTestRule(),
 		scsiDefectsRule(),
 		nvmeRule(),
+		kernelDiskErrorsRule(),
+		linkResetsRule(),
 		diskIncidentRule(),
 		arcThrottleRule(),
 		arcHitRatioRule(),

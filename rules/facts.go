@@ -52,7 +52,7 @@ func factHandlers() map[string]factHandler {
 		// snapshots that stopped, and its time keeps it trusted.
 		facts.KindSnapshots: {observe: observeSnapshots},
 		// Issue 16: each gets its observe with its rules.
-		facts.KindKernelLog:  {},
+		facts.KindKernelLog:  {correlate: true, observe: observeKernelLog},
 		facts.KindDisks:      {dedupe: true, observe: observeDisks},
 		facts.KindDiskForget: {observe: observeDiskForget},
 		facts.KindZFSVersion: {observe: observeZFSVersion},

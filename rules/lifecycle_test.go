@@ -87,6 +87,7 @@ func TestNamesMatchConfig(t *testing.T) {
 		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
 		nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
 		nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
+		nameKernelDiskErrors, nameLinkResets,
 		nameDiskIncident,
 		nameARCThrottle, nameARCHitRatio,
 		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,

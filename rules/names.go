@@ -50,6 +50,9 @@ const (
 	nameBlindSpot              = "MonitoringBlindSpot"
 	nameDiskVanished           = "DiskVanished"
 	nameZFSVersionMismatch     = "ZFSVersionMismatch"
+	// Issue 16: the kernel log.
+	nameKernelDiskErrors = "KernelDiskErrors"
+	nameLinkResets       = "LinkResets"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a

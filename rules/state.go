@@ -62,6 +62,9 @@ type hostState struct {
 	// and ZFSVersion the last zfs version fact (ZFSVersionMismatch).
 	SeenDisks  map[string]*seenDisk  `json:"seen_disks,omitempty"`
 	ZFSVersion *facts.ZFSVersionData `json:"zfs_version,omitempty"`
+	// Kernel is what the kernel logged about each disk, at most
+	// maxKernelDisks of them (scope_kernel.go).
+	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
