@@ -191,11 +191,12 @@ type KernelLogData struct {
 	// Lost counts records the kernel overwrote before zwatch read them
 	// (/dev/kmsg said EPIPE), since the previous fact.
 	Lost uint64 `json:"lost,omitempty"`
-	// Dropped counts records over the rate limit, folded without being
-	// classified, since the previous fact.
+	// Dropped counts findings over the rate limit (or about a 65th disk in
+	// one fact): counted, but not attributed to a disk; since the previous fact.
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Ignored counts records read since the follower started that say
-	// nothing zwatch understands about a disk (most of the log).
+	// nothing zwatch understands about a disk (most of the log), or name a
+	// port, USB device or virtual device that carries no disk.
 	Ignored uint64 `json:"ignored"`
 }
 

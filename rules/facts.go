@@ -50,8 +50,7 @@ func factHandlers() map[string]factHandler {
 		facts.KindDatasets:    {dedupe: true, observe: observeDatasets},
 		// Not deduplicated: a listing that stays the same is the news of
 		// snapshots that stopped, and its time keeps it trusted.
-		facts.KindSnapshots: {observe: observeSnapshots},
-		// Issue 16: each gets its observe with its rules.
+		facts.KindSnapshots:  {observe: observeSnapshots},
 		facts.KindKernelLog:  {correlate: true, observe: observeKernelLog},
 		facts.KindDisks:      {dedupe: true, observe: observeDisks},
 		facts.KindDiskForget: {observe: observeDiskForget},

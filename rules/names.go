@@ -50,7 +50,7 @@ const (
 	nameBlindSpot              = "MonitoringBlindSpot"
 	nameDiskVanished           = "DiskVanished"
 	nameZFSVersionMismatch     = "ZFSVersionMismatch"
-	// Issue 16: the kernel log.
+	// The kernel log.
 	nameKernelDiskErrors = "KernelDiskErrors"
 	nameLinkResets       = "LinkResets"
 )
