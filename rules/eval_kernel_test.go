@@ -33,9 +33,9 @@ func TestEvalKernelLogs(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"scsi-longhorn-1920-medium-error-dmesg-T.txt", []string{"firing warning KernelDiskErrors: sde: 7 medium errors and 2 failed commands"}},
+		{"scsi-longhorn-1920-medium-error-dmesg-T.txt", []string{"firing warning KernelDiskErrors: sde: 5 medium errors"}},
 		{"block-appstream-107-print-req-error-journal.txt", []string{"firing warning KernelDiskErrors: sdc: 4 I/O errors in 1 s"}},
-		{"scsi-longhorn-13420-medium-error-syslog.txt", []string{"firing warning KernelDiskErrors: sdb: 1 buffer I/O error, 5 medium errors and 2 failed commands"}},
+		{"scsi-longhorn-13420-medium-error-syslog.txt", []string{"firing warning KernelDiskErrors: sdb: 1 buffer I/O error and 3 medium errors"}},
 		{"libata-meta-sunxi-110-link-slow-down.txt", []string{"firing warning LinkResets: ata1: 3 link resets, 2 slow link responses and 1 link down in 15 s"}},
 		{"usb-bb-qq-uas-3-reset-not-accepting.txt", []string{"firing warning LinkResets: usb 2-1.2: 4 link resets and 1 link error in 4 s"}},
 	} {

@@ -171,7 +171,7 @@ var kindWords = map[kernlog.Kind][2]string{
 	kernlog.KindLinkDown:      {"link down", "link downs"},
 }
 
-// kindsText is "3 I/O errors and 9 failed commands": the kinds in the
+// kindsText is "3 I/O errors and 3 failed commands": the kinds in the
 // order of kernlog.Kinds(), the block layer's one line per failed request
 // before the SCSI and ATA detail lines of the same request, resets before
 // what they follow from.
