@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
 )
@@ -38,22 +35,8 @@ it forgets the disk of another host of the fleet (run it on the server).`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			l, err := g.loadConfig()
+			host, err := publishForget(cmd, g, host, facts.KindDiskForget, "forget-disk", facts.DiskForgetData{Serial: name, By: whoAmI()})
 			if err != nil {
-				return err
-			}
-			if host == "" {
-				host = l.Config.Host
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 20*time.Second)
-			defer cancel()
-			b, err := openBusFor(ctx, &l.Config)
-			if err != nil {
-				return withCode(exitNoData, err)
-			}
-			defer b.Close()
-			pub := &collectors.BusPublisher{Bus: b, Host: host}
-			if err := pub.Publish(ctx, facts.KindDiskForget, "forget-disk", facts.DiskForgetData{Serial: name, By: whoAmI()}); err != nil {
 				return fmt.Errorf("forget disk %s: %w", name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "zwatch forgets disk %s on %s: its DiskVanished alert resolves (see zwatch alerts).\n", name, host)
