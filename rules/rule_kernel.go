@@ -141,20 +141,11 @@ func kernelRepl(c *evalCtx, d *kernelDisk) *alert.Replacement {
 	if d.Serial == "" {
 		return nil
 	}
-	rp := &alert.Replacement{Disk: c.h.identity(d.Serial)}
-	if rp.Disk == nil {
-		rp.Disk = &disk.Identity{Serial: d.Serial, Kernel: d.Kernel, ByID: d.ByID, Transport: d.Transport}
+	id := c.h.identity(d.Serial)
+	if id == nil {
+		id = &disk.Identity{Serial: d.Serial, Kernel: d.Kernel, ByID: d.ByID, Transport: d.Transport}
 	}
-	if l := c.h.leafOfSerial(d.Serial); l != nil {
-		rp.Pool, rp.TopVdev, rp.VdevPath, rp.VdevGUID, rp.VdevState, rp.Was = l.Pool, l.Top, l.Path, l.GUID, l.State, l.Was
-		if rp.VdevPath == "" {
-			rp.VdevPath = l.Name
-		}
-		if m, ok := c.h.topMargin(l.Pool, l.Top); ok {
-			rp.Margin = &m
-		}
-	}
-	return rp
+	return diskRepl(c, d.Serial, id)
 }
 
 // kindWords names each kind as a counted thing, singular and plural.
