@@ -16,8 +16,9 @@ var capturedMoments = []struct {
 	moment   string
 	findings map[string]int
 }{
-	// scsi-hd unplugged under write load: only the cache flush fails.
-	{"l1-scsi-unplug", map[string]int{"command_failed sda": 1}},
+	// scsi-hd unplugged under write load: only the cache flush fails,
+	// with DID_BAD_TARGET: the disk is gone, it did not fail.
+	{"l1-scsi-unplug", map[string]int{"gone sda": 1}},
 	// virtio-blk and NVMe unplugged through ACPI hotplug: the kernel says
 	// nothing about the disk, only ZFS's zio lines (not kernel findings:
 	// zpool events report them).

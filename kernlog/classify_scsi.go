@@ -80,6 +80,13 @@ func scsiKind(body string) (Kind, bool) {
 			strings.Contains(body, "driverbyte=0x06") || strings.HasPrefix(body, "UNKNOWN(0x2003)") {
 			return KindTimeout, true
 		}
+		// The target is gone (DID_BAD_TARGET: the cache flush of a
+		// hot-unplugged disk, capture l1): the disk left, it did not fail
+		// an I/O. (DID_NO_CONNECT, I/O to a disk the kernel took offline
+		// after failed resets, stays a failed command.)
+		if strings.Contains(body, "hostbyte=DID_BAD_TARGET") {
+			return KindGone, true
+		}
 		// The device answered (DID_OK, 0x00 before names were printed):
 		// its sense lines follow and say what failed.
 		if strings.Contains(body, "hostbyte=DID_OK ") || strings.Contains(body, "hostbyte=0x00 ") {
