@@ -401,3 +401,24 @@ func FuzzKernelFoldRecord(f *testing.F) {
 		}
 	})
 }
+
+// The records that make the follower learn a new disk's names before it
+// logs an error. Derived from the kernel's format strings (not captured
+// lines): sd.c "Attached SCSI %sdisk", virtio_blk.c "[%s] %llu %d-byte
+// logical blocks", nvme/host/pci.c "%d/%d/%d default/read/poll queues".
+func TestAnnouncesDisk(t *testing.T) {
+	for _, msg := range []string{
+		"sd 0:0:7:0: [sdh] Attached SCSI disk",
+		"sd 6:0:0:0: [sdc] Attached SCSI removable disk",
+		"virtio_blk virtio5: [vdc] 1048576 512-byte logical blocks (537 MB/512 MiB)",
+		"nvme nvme1: 2/0/0 default/read/poll queues",
+	} {
+		if !announcesDisk(msg) {
+			t.Errorf("%q: not taken for a new disk", msg)
+		}
+	}
+	// A record verbatim from the QEMU capture l1-scsi-unplug.kmsg.txt.
+	if announcesDisk("sd 0:0:1:0: LUN assignments on this target have changed. The Linux SCSI layer does not automatically remap LUN assignments.") {
+		t.Error("an unrelated sd line taken for a new disk")
+	}
+}
