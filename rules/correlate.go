@@ -112,7 +112,7 @@ func ruleDiskIncident(c *evalCtx) {
 			if p.A.Severity.Rank() > sev.Rank() {
 				sev = p.A.Severity
 			}
-			news += p.News
+			news += partNews(p)
 			shorts = append(shorts, shortOf(&p.A))
 			lines = append(lines, "- "+p.A.Summary)
 			if repl == nil && zfsDiskRule(p.A.Name) && p.A.Replacement != nil {
@@ -142,6 +142,23 @@ func ruleDiskIncident(c *evalCtx) {
 			desc:     fmt.Sprintf("%s %s report trouble with disk %s:\n%s", joinAnd(sources), all, serial, strings.Join(lines, "\n")),
 			evidence: map[string]string{"parts": fmt.Sprint(len(parts))}, repl: repl})
 	}
+}
+
+// partNews is what a part adds to its incident's news: how far its own
+// news grew since it joined. A part that joins (a ZFS error counter whose
+// `for` ended after the incident paged, a count restored after a restart)
+// is in the incident's text from the next notice on but pages nothing by
+// itself; a part whose news grows while in the incident (a newer failed
+// self-test, a count past the next power of ten) pages it again.
+func partNews(p *tracked) uint64 {
+	if p.IncidentBase == nil {
+		base := p.News
+		p.IncidentBase = &base
+	}
+	if p.News <= *p.IncidentBase {
+		return 0
+	}
+	return p.News - *p.IncidentBase
 }
 
 // shortOf is the part of an alert's summary after "<where>: ", or, for a

@@ -118,6 +118,9 @@ type tracked struct {
 	// are missing; it stays firing, marked, until the pool is back or
 	// forgotten (pools.go).
 	Kept bool `json:"kept,omitempty"`
+	// IncidentBase is News when the alert became a part of a DiskIncident:
+	// only growth past it is news for the incident (correlate.go).
+	IncidentBase *uint64 `json:"incident_base,omitempty"`
 }
 
 type groupState struct {
