@@ -16,7 +16,9 @@ import (
 // joining pages nothing; the kernel's count passing the next power of ten
 // does.
 func TestIncidentPagesOnceWhilePartsJoin(t *testing.T) {
-	e := newTestEngine(func(c *config.RulesConfig) { c.For = map[string]config.Duration{nameVdevErrors: config.Duration(30 * time.Second)} })
+	e := newTestEngine(func(c *config.RulesConfig) {
+		c.For = map[string]config.Duration{nameVdevErrors: config.Duration(30 * time.Second)}
+	})
 	observe(t, e, statusEnv(t, "captured/zfs-2.3.2/l4-before.zpool-status.txt", t0), t0)
 	e.Tick(t0.Add(time.Second))
 	id := &disk.Identity{Serial: "ZWBD0001", WWN: "0x5000c500a0000105", Kernel: "sda", Transport: disk.TransportSCSI}
