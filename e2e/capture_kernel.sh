@@ -10,6 +10,7 @@
 # shellcheck shell=bash
 
 L_KMSG=/mnt/host/kmsg-since.py
+NOTES[lnative]="As l2 and l3 (files l2-native-*, l3-native-*), in a VM whose root ports use PCIe native hotplug (ZW_PCIE_NATIVE_HOTPLUG=1: -global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off): device_del presses the slot's attention button, and the guest's pciehp logs 'pcieport 0000:00:0c.0: pciehp: Slot(1): Attention button pressed' and 'Powering off due to button press'; about 5 s later (pciehp's wait for a cancel) the device goes and ZFS logs its zio error=5 lines."
 
 NOTES[l]="Self-contained, in a fresh VM booted with three empty PCIe root ports (ZW_HOTPLUG_PORTS=3). Every kernel moment is kept five ways, the same records: FILE.kmsg.txt (raw /dev/kmsg records, one read(2) each, with their SUBSYSTEM=/DEVICE= dictionary lines, by e2e/kmsg-since.py), .dmesg.txt, .dmesg-T.txt, .journalctl-k.txt, .journalctl-k-o-json.json, all from a mark taken right before the fault. l0: zfs version (text, -j), /sys/module/zfs/version. l1: QMP device_del of the scsi-hd sd1 in mirror kscsi under write load: the kernel says 'Synchronizing SCSI cache' and 'Synchronize Cache(10) failed: Result: hostbyte=DID_BAD_TARGET driverbyte=DRIVER_OK', then ZFS's 'zio pool=... error=5' lines; the vdev goes REMOVED. l2, l3: a virtio-blk-pci and an NVMe controller hot-added into a root port, in a mirror, then device_del: QEMU 7.2's q35 unplugs through ACPI PCI hotplug, and the guest kernel logs nothing about the device; only ZFS's zio error=5 lines (type=2 write, type=5 flush). l4: a scsi-hd on QEMU blkdebug (raw over blkdebug over the file; inject-error read_aio errno 5 in state 2, entered on a write-zeroes request that only the host sends: HMP qemu-io -d bd1 'write -z ...') in mirror kio with virtio-ZWV0002, then zpool scrub -w. For EIO QEMU's scsi-disk answers CHECK CONDITION with sense key ABORTED COMMAND, ASC/ASCQ 00/06: the kernel prints 'FAILED Result: hostbyte=DID_OK driverbyte=DRIVER_OK cmd_age=0s', 'Sense Key : Aborted Command [current] ', 'Add. Sense: I/O process terminated', the CDB, and 'I/O error, dev sdX, sector N op 0x0:(READ) flags 0x0 phys_seg 1 prio class 2'; ZFS faults the vdev after 3 READ errors ('too many errors'). l5: mirror kslow, QEMU block_set_io_throttle of virtio-ZWV0003 to 256 KiB/s, zio_slow_io_ms=100 (default 30000; zfs_slow_io_events_per_second 20): zpool status -s has a SLOW column (16 on the throttled leaf), -j has slow_ios, and ereport.fs.zfs.delay events. l6: deadman tunables lowered (ziotime 3000 ms, synctime 5000 ms, checktime 1000 ms) and the leaf at 4 KiB/s -> ereport.fs.zfs.deadman; l6-deadman.* with zfs_deadman_failmode=wait (the default), l6-deadman-continue.* with failmode=continue, which on 2.3.2 hit a kernel BUG (list_del corruption in z_wr_int, kept in its kernel log) and left the pool hung."
 L_DISKS=$ZW_VM_DIR/disks
@@ -109,6 +110,20 @@ step_l() {
   l_read_errors
   step_l5
   step_l6
+}
+
+# lnative: l2 and l3 again with PCIe native hotplug (capture.sh lnative boots with
+# ZW_PCIE_NATIVE_HOTPLUG=1): the guest's pciehp driver sees the attention button and powers the slot off
+step_lnative() {
+  grep -q acpi-pci-hotplug-with-bridge-support=off "$ZW_VM_DIR/qemu.cmdline" || { say "lnative needs a VM booted with ZW_HOTPLUG_PORTS=3 ZW_PCIE_NATIVE_HOTPLUG=1"; return 1; }
+  say "lnative: virtio-blk and NVMe hot-unplug with PCIe native hotplug"
+  g "zpool events -c" > /dev/null
+  l_plug vh2 virtio-blk-pci hp1 ZWVH0002 && l_wait_dev $D/virtio-ZWVH0002 present &&
+    g "zpool create -f -o ashift=12 kvirt mirror $VD1 $D/virtio-ZWVH0002" && g "zpool events -c" > /dev/null &&
+    l_unplug l2-native-virtio-unplug vh2 $D/virtio-ZWVH0002 kvirt
+  l_plug nh2 nvme hp2 ZWNVMEH002 && l_wait_dev $D/nvme-QEMU_NVMe_Ctrl_ZWNVMEH002 present &&
+    g "zpool create -f -o ashift=12 knvme mirror $NV0 $D/nvme-QEMU_NVMe_Ctrl_ZWNVMEH002" && g "zpool events -c" > /dev/null &&
+    l_unplug l3-native-nvme-unplug nh2 $D/nvme-QEMU_NVMe_Ctrl_ZWNVMEH002 knvme
 }
 
 # l5 and l6 can also run alone (capture.sh l5 l6): they make their pool when it is not there
