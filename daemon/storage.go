@@ -150,9 +150,13 @@ func (s *storageWatch) problem() string {
 		return ""
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	names, since, _, slow := s.failingSlow()
-	if len(names) == 0 || time.Since(since) < s.holdFor(slow, lowFree, nil) {
+	s.mu.Unlock()
+	if len(names) == 0 {
+		return ""
+	}
+	free, ferr := s.free(s.dir) // a full disk's writes time out too
+	if time.Since(since) < s.holdFor(slow, free, ferr) {
 		return ""
 	}
 	return fmt.Sprintf("state storage under %s failing since %s (%s)", s.dir, since.Format(time.TimeOnly), strings.Join(names, ", "))
