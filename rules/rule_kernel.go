@@ -83,8 +83,10 @@ func ruleLinkResets(c *evalCtx, d *kernelDisk) {
 }
 
 // emitKernel reports one kernel alert about a disk. Its count is the
-// episode's total, so more records page again only at the next power of
-// ten; a burst that makes it critical pages as an escalation.
+// episode's largest count of one kind, about the failed requests (each
+// logs one line of several kinds: "3 I/O errors and 3 failed commands" is
+// 3), so more page again only at the next power of ten; a burst that
+// makes it critical pages as an escalation.
 func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, repl *alert.Replacement) {
 	sev := alert.Warning
 	bursts := len(k.Bursts)
@@ -109,7 +111,7 @@ func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, 
 	if label == "" {
 		label = d.Ref
 	}
-	c.emit(cond{name: name, severity: sev, serial: d.Serial, count: k.Total,
+	c.emit(cond{name: name, severity: sev, serial: d.Serial, count: k.largest(),
 		labels:  map[string]string{"disk": label},
 		summary: kernelWhere(c, d) + ": " + kindsText(k) + spanText(k),
 		desc:    desc, evidence: ev, repl: repl})

@@ -48,12 +48,22 @@ func TestIncidentPagesOnceWhilePartsJoin(t *testing.T) {
 	if incidents != 1 {
 		t.Fatalf("DiskIncident paged %d times in the 2 min after the fault, want once:\n%s", incidents, strings.Join(pages, "\n"))
 	}
+	// make e2e readerr: the scrub's retries log on; 11 lines are 5 failed
+	// reads, no news.
+	atMore := at2.Add(time.Minute)
+	observe(t, e, kernelEnv(t, atMore, facts.KernelDiskLog{Ref: "sda", Disk: id, First: atMore, Last: atMore,
+		Counts: map[string]int{"io_error": 4, "buffer_io_error": 1, "command_failed": 4}}), atMore)
+	pages = nil
+	collect(atMore, 30)
+	if len(pages) != 0 {
+		t.Fatalf("5 I/O errors, 1 buffer I/O error and 5 failed commands paged again:\n%s", strings.Join(pages, "\n"))
+	}
 	at3 := at2.Add(3 * time.Minute)
 	observe(t, e, kernelEnv(t, at3, facts.KernelDiskLog{Ref: "sda", Disk: id, First: at3, Last: at3,
 		Counts: map[string]int{"io_error": 6, "command_failed": 6}}), at3)
 	pages = nil
 	collect(at3, 30)
-	if len(pages) != 1 || !strings.Contains(pages[0], nameDiskIncident) || !strings.Contains(pages[0], "7 I/O errors") {
+	if len(pages) != 1 || !strings.Contains(pages[0], nameDiskIncident) || !strings.Contains(pages[0], "11 I/O errors") {
 		t.Fatalf("after the kernel's count passed 10, want one incident page with the new count, got:\n%s", strings.Join(pages, "\n"))
 	}
 }

@@ -57,6 +57,15 @@ type kernelEpisode struct {
 
 func (k *kernelEpisode) active() bool { return k.Total > 0 }
 
+// largest is the count of the episode's most frequent kind.
+func (k *kernelEpisode) largest() uint64 {
+	var n uint64
+	for _, c := range k.Counts {
+		n = max(n, c)
+	}
+	return n
+}
+
 // add counts n records of each kind, logged from first to last. A record
 // later than burst_gap after the episode's last one starts a new burst.
 func (k *kernelEpisode) add(counts map[string]uint64, first, last time.Time, example string, gap time.Duration) {
