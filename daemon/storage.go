@@ -197,8 +197,10 @@ func (s *storageWatch) check(ctx context.Context, now time.Time) {
 	}
 
 	switch {
-	case len(names) > 0 && now.Sub(since) >= s.holdFor(slow, free, ferr):
-		if s.firing == nil {
+	case len(names) > 0 && now.Sub(since) >= s.hold:
+		// Writes that only time out are paged later; the reload below,
+		// which a full disk's recovery needs, does not wait for that.
+		if s.firing == nil && now.Sub(since) >= s.holdFor(slow, free, ferr) {
 			n := s.failingNote(now, free, ferr, errs)
 			s.log.Error("state storage failing: alerts go directly to the channels until it works again",
 				"alert", n.Alerts[0].Name, "state_dir", s.dir, "free", units.IEC(free), "failing", names)
