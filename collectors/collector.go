@@ -63,6 +63,15 @@ type Collector interface {
 // Follower is a source that streams instead of being polled (zpool events
 // -f): Run publishes what comes until ctx ends or the stream breaks, and the
 // daemon restarts it with backoff.
+// TargetCollector is a poll collector that can also read one target at
+// once when another collector asks (Env.Urgent): the SMART collector reads
+// the one disk the kernel log or ZFS just named. target is a device path,
+// a kernel name (sdb, nvme0n1) or a /dev/disk/by-id name.
+type TargetCollector interface {
+	Collector
+	CollectTarget(ctx context.Context, pub Publisher, target string) error
+}
+
 type Follower interface {
 	Name() string
 	Run(ctx context.Context, pub Publisher) error

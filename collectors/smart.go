@@ -26,6 +26,10 @@ const SmartCollectorName = "smart"
 // well under a second; a dying one can hang in the kernel for minutes.
 const defaultSmartTimeout = 30 * time.Second
 
+// defaultUrgentMinInterval bounds urgent reads of one disk: a controller
+// reset logs hundreds of lines, and one reading per incident is the news.
+const defaultUrgentMinInterval = 5 * time.Minute
+
 // SmartDevice names one disk to read, with the smartctl -d type it needs
 // (sat for most USB enclosures, nvme, scsi, megaraid,N), if any.
 type SmartDevice struct {
@@ -39,11 +43,14 @@ type SmartConfig struct {
 	Smartctl string        `yaml:"smartctl"` // path or name; default "smartctl"
 	Devices  []SmartDevice `yaml:"devices"`
 	Timeout  time.Duration `yaml:"timeout"` // per smartctl call; default 30s
+	// UrgentMinInterval: CollectTarget reads one disk at most this often;
+	// default 5m.
+	UrgentMinInterval time.Duration `yaml:"urgent_min_interval"`
 }
 
 // SmartConfigFrom maps the config's smart section onto the collector's.
 func SmartConfigFrom(cfg *config.Config) SmartConfig {
-	sc := SmartConfig{Smartctl: cfg.Smart.Smartctl, Timeout: cfg.Smart.Timeout.D()}
+	sc := SmartConfig{Smartctl: cfg.Smart.Smartctl, Timeout: cfg.Smart.Timeout.D(), UrgentMinInterval: cfg.Smart.UrgentMinInterval.D()}
 	for _, d := range cfg.Smart.Devices {
 		sc.Devices = append(sc.Devices, SmartDevice{Device: d.Device, Type: d.Type})
 	}
@@ -65,6 +72,12 @@ type SmartCollector struct {
 
 	mu   sync.Mutex
 	last map[string]lastReading // by target key
+	// known are the targets of the last full pass by kernel name, so an
+	// urgent read uses the type a scan found without scanning (which opens
+	// every disk) again.
+	known map[string]smartTarget
+	// urgentAt is when each disk (by kernel name) was last read urgently.
+	urgentAt map[string]time.Time
 }
 
 // lastReading is the newest full report of a disk, kept for standby.
@@ -82,6 +95,9 @@ func NewSmartCollector(cfg SmartConfig, runner *execx.Runner) *SmartCollector {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = defaultSmartTimeout
 	}
+	if cfg.UrgentMinInterval <= 0 {
+		cfg.UrgentMinInterval = defaultUrgentMinInterval
+	}
 	if runner == nil {
 		runner = execx.New(cfg.Timeout)
 	}
@@ -98,6 +114,9 @@ type smartTarget struct {
 	id  *disk.Identity
 	// openErr is what smartctl --scan-open said about the device.
 	openErr string
+	// awake: read without -n standby. Set for the disk the kernel log or
+	// ZFS just named: it is erroring, so it is spinning anyway.
+	awake bool
 }
 
 // key tells apart disks that share a device name behind a RAID controller.
@@ -124,19 +143,25 @@ type SmartDisk struct {
 // is known, so a hanging disk does not hold back the others' news. Collect
 // returns an error only when publishing fails or ctx ends.
 func (c *SmartCollector) Collect(ctx context.Context, pub Publisher) error {
-	return c.pass(ctx,
-		func(d SmartDisk) error {
-			if err := pub.Publish(ctx, facts.KindSmart, c.Name(), d.Report, d.Target); err != nil {
-				return fmt.Errorf("publish smart report for %s: %w", d.Report.Device, err)
-			}
-			return nil
-		},
-		func(ce facts.CollectorError) error {
-			if err := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); err != nil {
-				return fmt.Errorf("publish smart error for %s: %w", ce.Target, err)
-			}
-			return nil
-		})
+	return c.pass(ctx, c.publishReport(ctx, pub), c.publishError(ctx, pub))
+}
+
+func (c *SmartCollector) publishReport(ctx context.Context, pub Publisher) func(SmartDisk) error {
+	return func(d SmartDisk) error {
+		if err := pub.Publish(ctx, facts.KindSmart, c.Name(), d.Report, d.Target); err != nil {
+			return fmt.Errorf("publish smart report for %s: %w", d.Report.Device, err)
+		}
+		return nil
+	}
+}
+
+func (c *SmartCollector) publishError(ctx context.Context, pub Publisher) func(facts.CollectorError) error {
+	return func(ce facts.CollectorError) error {
+		if err := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); err != nil {
+			return fmt.Errorf("publish smart error for %s: %w", ce.Target, err)
+		}
+		return nil
+	}
 }
 
 // Read reads every disk once. A disk that cannot be read never stops the
@@ -156,6 +181,7 @@ func (c *SmartCollector) pass(ctx context.Context, read func(SmartDisk) error, f
 	if err != nil {
 		return failed(c.errorFor(smartTarget{}, err))
 	}
+	c.noteTargets(targets)
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -256,11 +282,7 @@ func (c *SmartCollector) readOne(ctx context.Context, t smartTarget) (SmartDisk,
 // touching a spun-down disk. (smartd's "-n standby,q" is not valid for
 // smartctl, which rejects it as a bad argument.)
 func (c *SmartCollector) read(ctx context.Context, t smartTarget) (*smart.Report, error) {
-	args := []string{"--json=c", "-a", "-n", "standby"}
-	if t.typ != "" {
-		args = append(args, "-d", t.typ)
-	}
-	args = append(args, t.dev)
+	args := smartArgs(t)
 	cctx, cancel := context.WithTimeout(ctx, c.Config.Timeout)
 	defer cancel()
 	res, runErr := c.Runner.Run(cctx, c.Config.Smartctl, args...)
@@ -277,6 +299,18 @@ func (c *SmartCollector) read(ctx context.Context, t smartTarget) (*smart.Report
 		return nil, &ParseError{Source: "smartctl " + strings.Join(args, " "), Err: err}
 	}
 	return rep, nil
+}
+
+// smartArgs is smartctl's argv for one disk.
+func smartArgs(t smartTarget) []string {
+	args := []string{"--json=c", "-a"}
+	if !t.awake {
+		args = append(args, "-n", "standby")
+	}
+	if t.typ != "" {
+		args = append(args, "-d", t.typ)
+	}
+	return append(args, t.dev)
 }
 
 // failure turns an output that carries no SMART data into an error; nil
@@ -413,7 +447,7 @@ func (c *SmartCollector) errorFor(t smartTarget, err error) facts.CollectorError
 		ce.Fix = "smartctl hangs on this disk: the disk or its controller may be dying; check `dmesg`; zwatch skips it until smartctl returns"
 	}
 	if ce.Command == "" && t.dev != "" {
-		ce.Command = c.Config.Smartctl + " --json=c -a -n standby " + t.dev
+		ce.Command = c.Config.Smartctl + " " + strings.Join(smartArgs(t), " ")
 	}
 	return ce
 }

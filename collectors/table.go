@@ -62,6 +62,11 @@ type Env struct {
 	// Poke returns a function that asks the named poll collector for a run
 	// now instead of at its next interval; a follower calls it on news.
 	Poke func(collector string) func()
+	// Urgent returns a function that asks the named TargetCollector to read
+	// one target now ("smart", "/dev/sdb"); the daemon queues the requests
+	// and the collector decides how often it honours them. Never nil in the
+	// daemon; a collector built without it (tests) must check.
+	Urgent func(collector string) func(target string)
 }
 
 // Table lists every collector, in the order the daemon starts them. Adding
@@ -92,7 +97,7 @@ func Table() []Spec {
 		{Name: "zpool_status", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.StatusInterval.D() },
 			Poll: func(e Env) Collector {
-				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log,
+				return &ZpoolStatus{Runner: e.Runner, Zpool: e.Config.ZFS.Zpool, Log: e.Log, Urgent: urgentSmart(e),
 					Hang: &HangProbe{Kstat: e.Poke("pool_kstat"), Retry: e.Poke("zpool_status"), Cheap: e.Poke("zpool_list")}}
 			}},
 		// The kernel's pool state, which answers while zpool hangs: every
@@ -113,7 +118,8 @@ func Table() []Spec {
 			Follow: func(e Env) Follower {
 				return &EventFollower{Zpool: e.Config.ZFS.Zpool, Debounce: 200 * time.Millisecond, Log: e.Log,
 					// The status poll pages; the list poll can wait for the burst to end.
-					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e, recheckAfterPoolChange)}
+					Poke: e.Poke("zpool_status"), Settled: e.Poke("zpool_list"), PoolChanged: poolsChanged(e, recheckAfterPoolChange),
+					Urgent: urgentSmart(e)}
 			}},
 		{Name: "datasets", Family: zfsFamily, Platforms: unix,
 			Every: func(c *config.Config) time.Duration { return c.ZFS.DatasetsInterval.D() },
@@ -137,6 +143,23 @@ func Table() []Spec {
 			Every: func(c *config.Config) time.Duration { return c.Smart.Interval.D() },
 			// Its own runner, with smart.timeout per call.
 			Poll: func(e Env) Collector { return NewSmartCollector(SmartConfigFrom(e.Config), nil) }},
+		// Issue 16, disks: the disks present, and the ZFS userland against its module.
+		{Name: "disks", Platforms: []string{"linux"},
+			Every: func(c *config.Config) time.Duration { return c.Disks.Interval.D() },
+			Poll:  func(e Env) Collector { return &Disks{Root: "/"} }},
+		{Name: "zfs_version", Family: zfsFamily, Platforms: unix,
+			Every: func(c *config.Config) time.Duration { return c.ZFS.VersionInterval.D() },
+			Poll: func(e Env) Collector {
+				module := ZFSModuleVersionFile
+				if runtime.GOOS == "freebsd" {
+					module = "" // the module's version is zfs version's to say there
+				}
+				return &ZFSVersion{Runner: e.Runner, Zfs: e.Config.ZFS.Zfs, ModuleFile: module}
+			}},
+		// The kernel log: no tool and no family, its own switch; Linux only.
+		{Name: KernelLogName, Platforms: []string{"linux"},
+			Enabled: func(c *config.Config) bool { return c.Kernel.Enabled },
+			Follow:  func(e Env) Follower { return NewKernelLog(e) }},
 	}
 }
 

@@ -82,7 +82,7 @@ func TestTableFamilies(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import"}; !slices.Equal(byFamily["zfs"], want) {
+	if want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "zfs_version"}; !slices.Equal(byFamily["zfs"], want) {
 		t.Errorf("ZFS family %v, want %v", byFamily["zfs"], want)
 	}
 	if want := []string{SmartCollectorName}; !slices.Equal(byFamily["smart"], want) {

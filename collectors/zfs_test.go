@@ -119,7 +119,7 @@ func TestZpoolStatusTextBefore23(t *testing.T) {
 	dir := t.TempDir()
 	// A zpool that does not know -j (before 2.3) is read as text.
 	zpool := zpoolStandIn(t, dir, "zpool", map[string]string{
-		"status -p -P -v": captured + "b1-offline.zpool-status-p-P.txt",
+		"status -p -s -P -v": captured + "b1-offline.zpool-status-p-P.txt",
 	})
 	c := &ZpoolStatus{Runner: execx.New(5 * time.Second), Zpool: zpool}
 	pub := &memPublisher{}

@@ -33,8 +33,12 @@ type EventFollower struct {
 	// and unloads post no event (OpenZFS logs them as ioctl history, which
 	// posts none), so keys are seen at the datasets interval.
 	PoolChanged func()
-	Debounce    time.Duration
-	Log         *slog.Logger
+	// Urgent, when set, is called with the device path of each new event
+	// that names a misbehaving disk (urgesSmart): the daemon reads that
+	// disk's SMART now rather than at the next SMART round.
+	Urgent   func(target string)
+	Debounce time.Duration
+	Log      *slog.Logger
 	// Now is the clock; events older than the follower's start are history.
 	Now func() time.Time
 }
@@ -87,6 +91,9 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
 		poke.fire()
+		if f.Urgent != nil && ev.VdevPath != "" && urgesSmart(ev.Class) {
+			f.Urgent(ev.VdevPath)
+		}
 		if isPoolEvent(ev.Class) {
 			poolPoke.fire()
 		}
@@ -119,6 +126,20 @@ func isPoolEvent(class string) bool {
 	switch class {
 	case "sysevent.fs.zfs.pool_import", "sysevent.fs.zfs.pool_export",
 		"sysevent.fs.zfs.pool_create", "sysevent.fs.zfs.pool_destroy":
+		return true
+	}
+	return false
+}
+
+// urgesSmart says whether an event of class names a disk that misbehaves:
+// an I/O or checksum error, an I/O slower than zio_slow_io_ms, one hung
+// past zfs_deadman_ziotime_ms, or a device changing state (faulted,
+// removed, back). Folded repeats are not asked again; the smart collector
+// bounds the rest (smart.urgent_min_interval per disk).
+func urgesSmart(class string) bool {
+	switch class {
+	case "ereport.fs.zfs.io", "ereport.fs.zfs.checksum", "ereport.fs.zfs.delay",
+		"ereport.fs.zfs.deadman", "resource.fs.zfs.statechange":
 		return true
 	}
 	return false

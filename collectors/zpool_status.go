@@ -38,10 +38,18 @@ type ZpoolStatus struct {
 	// did not recognise them (a newer OpenZFS may print new sections).
 	Log *slog.Logger
 
+	// Urgent, when set, is called with a leaf's path when its READ, WRITE,
+	// CKSUM or slow-I/O counter rose since the last poll: the daemon reads
+	// that disk's SMART now (Env.Urgent of the smart collector).
+	Urgent func(target string)
+
 	mu         sync.Mutex
 	noJSON     bool // zpool rejected -j: OpenZFS before 2.3
 	noCounters bool // zpool rejected -p: ZoL 0.7, whose counters are approximate
+	noSlow     bool // zpool rejected -s: ZoL 0.7 has no slow-I/O column
 	seenNotes  map[string]bool
+	// counters are each leaf's counters at the last poll, to see rises.
+	counters map[string]leafCounters
 }
 
 // Name implements Collector.
@@ -85,20 +93,49 @@ func (c *ZpoolStatus) ReadPool(ctx context.Context, pool string) (facts.StatusDa
 
 func (c *ZpoolStatus) readText(ctx context.Context, pool string) (facts.StatusData, error) {
 	c.mu.Lock()
-	counters := !c.noCounters
+	opts := textOptions{counters: !c.noCounters, slow: !c.noSlow}
 	c.mu.Unlock()
-	res, err := c.Runner.Run(ctx, c.zpool(), c.textArgs(counters, pool)...)
-	if err != nil && counters && execx.KindOf(err) == execx.KindFailed && rejectedOption(res, err) {
-		// ZoL 0.7 has no -p for status: fall back to approximate counters.
-		c.mu.Lock()
-		c.noCounters = true
-		c.mu.Unlock()
-		res, err = c.Runner.Run(ctx, c.zpool(), c.textArgs(false, pool)...)
+	var res execx.Result
+	var err error
+	// At most one retry per option zwatch may drop (-s, -p), each
+	// remembered: 0.7 knows neither, 0.8+ both.
+	for range 3 {
+		res, err = c.Runner.Run(ctx, c.zpool(), c.textArgs(opts, pool)...)
+		if err == nil || execx.KindOf(err) != execx.KindFailed || !rejectedOption(res, err) {
+			break
+		}
+		if !c.dropRejected(&opts, rejectedLetter(res, err)) {
+			break
+		}
 	}
 	if err != nil {
 		return facts.StatusData{}, err
 	}
 	return c.parse(zfs.ParseStatusText, "text", res.Stdout)
+}
+
+// textOptions are the optional flags of the text command.
+type textOptions struct {
+	counters bool // -p: exact counters
+	slow     bool // -s: the SLOW column
+}
+
+// dropRejected turns off the option zpool refused (named by letter, or
+// the newest one asked for when the letter is unknown) and remembers it;
+// false when nothing is left to drop.
+func (c *ZpoolStatus) dropRejected(opts *textOptions, letter string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case opts.slow && letter != "p":
+		opts.slow, c.noSlow = false, true
+	case opts.counters:
+		// ZoL 0.7 has no -p for status: fall back to approximate counters.
+		opts.counters, c.noCounters = false, true
+	default:
+		return false
+	}
+	return true
 }
 
 func (c *ZpoolStatus) jsonArgs(pool string) []string {
@@ -109,10 +146,13 @@ func (c *ZpoolStatus) jsonArgs(pool string) []string {
 	return withPool(args, pool)
 }
 
-func (c *ZpoolStatus) textArgs(counters bool, pool string) []string {
+func (c *ZpoolStatus) textArgs(opts textOptions, pool string) []string {
 	args := []string{"status"}
-	if counters {
+	if opts.counters {
 		args = append(args, "-p")
+	}
+	if opts.slow {
+		args = append(args, "-s")
 	}
 	if !c.ShortNames {
 		args = append(args, "-P", "-v")
@@ -137,12 +177,27 @@ func rejectedOption(res execx.Result, err error) bool {
 	return bytes.Contains(res.Stderr, []byte(msg)) || errors.As(err, &ee) && strings.Contains(ee.Stderr, msg)
 }
 
+// rejectedLetter is the option zpool named ("invalid option 's'"), or "".
+func rejectedLetter(res execx.Result, err error) string {
+	text := string(res.Stderr)
+	var ee *execx.Error
+	if errors.As(err, &ee) {
+		text += "\n" + ee.Stderr
+	}
+	_, after, ok := strings.Cut(text, "invalid option '")
+	if !ok || len(after) < 2 || after[1] != '\'' {
+		return ""
+	}
+	return after[:1]
+}
+
 func (c *ZpoolStatus) parse(parse func(io.Reader) ([]*zfs.Pool, error), source string, out []byte) (facts.StatusData, error) {
 	pools, err := parse(bytes.NewReader(out))
 	if err != nil {
 		return facts.StatusData{}, &ParseError{Source: "zpool status (" + source + ")", Err: err}
 	}
 	c.logNewNotes(pools)
+	c.urgeRisen(pools)
 	return facts.StatusData{Source: source, Pools: pools}, nil
 }
 

@@ -28,10 +28,14 @@ func (r *argvRunner) Run(_ context.Context, _ string, args ...string) (execx.Res
 		}
 		return res, nil
 	}
-	// What zpool_main.c prints for an unknown option, then usage; exit 2.
+	// What zpool_main.c prints for the first option getopt does not know,
+	// then usage; exit 2.
 	opt := "j"
-	if !strings.Contains(argv, "-j") {
-		opt = "p"
+	for _, a := range args {
+		if a == "-j" || a == "-p" || a == "-s" {
+			opt = a[1:]
+			break
+		}
 	}
 	stderr := "invalid option '" + opt + "'\nusage:\n\tstatus [-c [script1,script2,...]] ...\n"
 	return execx.Result{Stderr: []byte(stderr), ExitCode: 2},
@@ -49,7 +53,7 @@ func capture(t *testing.T, name string) []byte {
 
 func TestZpoolStatusAsksForJSONUntilRejected(t *testing.T) {
 	r := &argvRunner{answers: map[string]execx.Result{
-		"status -p -P -v": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
+		"status -p -s -P -v": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
 	}}
 	c := &ZpoolStatus{Runner: r, Zpool: "zpool"}
 	for range 2 {
@@ -62,7 +66,7 @@ func TestZpoolStatusAsksForJSONUntilRejected(t *testing.T) {
 		}
 	}
 	// Rejected once, -j is not asked for again.
-	if want := []string{"status -j --json-int -p -P", "status -p -P -v", "status -p -P -v"}; !slices.Equal(r.calls, want) {
+	if want := []string{"status -j --json-int -p -P", "status -p -s -P -v", "status -p -s -P -v"}; !slices.Equal(r.calls, want) {
 		t.Errorf("ran %q, want %q", r.calls, want)
 	}
 }
@@ -77,7 +81,7 @@ func TestZpoolStatusZoL07HasNoCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := []string{"status -j --json-int -p -P", "status -p -P -v", "status -P -v", "status -P -v"}; !slices.Equal(r.calls, want) {
+	if want := []string{"status -j --json-int -p -P", "status -p -s -P -v", "status -s -P -v", "status -P -v", "status -P -v"}; !slices.Equal(r.calls, want) {
 		t.Errorf("ran %q, want %q", r.calls, want)
 	}
 }
@@ -87,7 +91,7 @@ func TestZpoolStatusZoL07HasNoCounters(t *testing.T) {
 func TestZpoolStatusOtherFailureKeepsJSON(t *testing.T) {
 	r := &argvRunner{answers: map[string]execx.Result{
 		"status -j --json-int -p -P tank": {Stderr: []byte("cannot open 'tank': no such pool\n"), ExitCode: 1},
-		"status -p -P -v tank":            {Stderr: []byte("cannot open 'tank': no such pool\n"), ExitCode: 1},
+		"status -p -s -P -v tank":         {Stderr: []byte("cannot open 'tank': no such pool\n"), ExitCode: 1},
 	}}
 	c := &ZpoolStatus{Runner: r, Zpool: "zpool"}
 	for range 2 {
@@ -95,7 +99,7 @@ func TestZpoolStatusOtherFailureKeepsJSON(t *testing.T) {
 			t.Fatalf("err %v, want zpool's own failure", err)
 		}
 	}
-	if want := []string{"status -j --json-int -p -P tank", "status -p -P -v tank", "status -j --json-int -p -P tank", "status -p -P -v tank"}; !slices.Equal(r.calls, want) {
+	if want := []string{"status -j --json-int -p -P tank", "status -p -s -P -v tank", "status -j --json-int -p -P tank", "status -p -s -P -v tank"}; !slices.Equal(r.calls, want) {
 		t.Errorf("ran %q, want %q", r.calls, want)
 	}
 }
@@ -111,19 +115,19 @@ func TestZpoolStatusShortNamesOfOnePool(t *testing.T) {
 		t.Fatalf("got %+v, %v", sd, err)
 	}
 	r = &argvRunner{answers: map[string]execx.Result{
-		"status -p vault": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
+		"status -p -s vault": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
 	}}
 	c = &ZpoolStatus{Runner: r, ShortNames: true}
 	if _, err := c.ReadPool(context.Background(), "vault"); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"status -j --json-int -p vault", "status -p vault"}; !slices.Equal(r.calls, want) {
+	if want := []string{"status -j --json-int -p vault", "status -p -s vault"}; !slices.Equal(r.calls, want) {
 		t.Errorf("ran %q, want %q", r.calls, want)
 	}
 	r = &argvRunner{answers: map[string]execx.Result{
-		"status -p -P -v": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
+		"status -p -s -P -v": {Stdout: capture(t, "b1-offline.zpool-status-p-P.txt")},
 	}}
-	if _, err := (&ZpoolStatus{Runner: r, TextOnly: true}).Read(context.Background()); err != nil || !slices.Equal(r.calls, []string{"status -p -P -v"}) {
+	if _, err := (&ZpoolStatus{Runner: r, TextOnly: true}).Read(context.Background()); err != nil || !slices.Equal(r.calls, []string{"status -p -s -P -v"}) {
 		t.Errorf("text only ran %q, err %v", r.calls, err)
 	}
 }

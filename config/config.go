@@ -40,6 +40,8 @@ type Config struct {
 	Bus         BusConfig         `yaml:"bus"`
 	ZFS         ZFSConfig         `yaml:"zfs"`
 	Smart       SmartConfig       `yaml:"smart"`
+	Kernel      KernelConfig      `yaml:"kernel"`
+	Disks       DisksConfig       `yaml:"disks"`
 	Heartbeat   HeartbeatConfig   `yaml:"heartbeat"`
 	Maintenance MaintenanceConfig `yaml:"maintenance"`
 	Rules       RulesConfig       `yaml:"rules"`
@@ -147,6 +149,24 @@ type ZFSConfig struct {
 	// CacheFile is the pool cache file whose pools are imported at boot;
 	// zpool import -c reads it for pools that did not import.
 	CacheFile string `yaml:"cache_file"`
+	// VersionInterval: how often `zfs version` compares the userland with
+	// the loaded kernel module (and once at start).
+	VersionInterval Duration `yaml:"version_interval"`
+}
+
+// KernelConfig configures the kernel log follower (Linux).
+type KernelConfig struct {
+	// Enabled follows the kernel log for disk, link and controller errors.
+	Enabled bool `yaml:"enabled"`
+	// Kmsg is the kernel's log device, read directly (no dmesg, no journal).
+	Kmsg string `yaml:"kmsg"`
+}
+
+// DisksConfig configures the disk inventory (sysfs and /dev/disk/by-id).
+type DisksConfig struct {
+	// Interval: how often the disks present are listed (and at once when the
+	// kernel log says one left).
+	Interval Duration `yaml:"interval"`
 }
 
 // SmartConfig configures the SMART collector.
@@ -156,6 +176,9 @@ type SmartConfig struct {
 	Interval Duration      `yaml:"interval"`
 	Timeout  Duration      `yaml:"timeout"`
 	Devices  []SmartDevice `yaml:"devices"`
+	// UrgentMinInterval: a disk the kernel log or ZFS names as misbehaving
+	// is read at once, but at most once per this long.
+	UrgentMinInterval Duration `yaml:"urgent_min_interval"`
 }
 
 // SmartDevice lists a disk explicitly, with the smartctl -d type it needs.
@@ -190,12 +213,17 @@ func Default() Config {
 			SnapshotsInterval: Duration(15 * time.Minute),
 			ImportInterval:    Duration(15 * time.Minute),
 			CacheFile:         "/etc/zfs/zpool.cache",
+			VersionInterval:   Duration(24 * time.Hour),
 		},
 		Smart: SmartConfig{
 			Enabled: true, Smartctl: "smartctl",
 			Interval: Duration(30 * time.Minute),
 			Timeout:  Duration(60 * time.Second),
+
+			UrgentMinInterval: Duration(5 * time.Minute),
 		},
+		Kernel:      KernelConfig{Enabled: true, Kmsg: "/dev/kmsg"},
+		Disks:       DisksConfig{Interval: Duration(time.Minute)},
 		Heartbeat:   HeartbeatConfig{Interval: Duration(5 * time.Minute)},
 		Role:        RoleAll,
 		Fleet:       FleetConfig{Buffer: 10000, LeaseTTL: Duration(15 * time.Second)},
@@ -369,6 +397,12 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	}
 	positive(errs, "smart.interval", c.Smart.Interval, time.Minute)
 	positive(errs, "smart.timeout", c.Smart.Timeout, time.Second)
+	positive(errs, "smart.urgent_min_interval", c.Smart.UrgentMinInterval, time.Minute)
+	positive(errs, "zfs.version_interval", c.ZFS.VersionInterval, time.Minute)
+	positive(errs, "disks.interval", c.Disks.Interval, 10*time.Second)
+	if c.Kernel.Enabled && !strings.HasPrefix(c.Kernel.Kmsg, "/") {
+		errs.add("kernel.kmsg", c.Kernel.Kmsg, "want the absolute path of the kernel log device, normally /dev/kmsg")
+	}
 	for i, d := range c.Smart.Devices {
 		if !strings.HasPrefix(d.Device, "/dev/") {
 			errs.add(fmt.Sprintf("smart.devices[%d].device", i), d.Device, "want a device path such as /dev/disk/by-id/ata-... or /dev/sda")

@@ -41,6 +41,40 @@ type RulesConfig struct {
 	Snapshots   SnapshotRules    `yaml:"snapshots"`
 	Replication ReplicationRules `yaml:"replication"`
 	Pools       PoolRules        `yaml:"pools"`
+	Kernel      KernelRules      `yaml:"kernel"`
+	SlowIO      SlowIORules      `yaml:"slow_io"`
+	Disks       DiskRules        `yaml:"disks"`
+}
+
+// KernelRules: disk, link and controller errors in the kernel log.
+type KernelRules struct {
+	// BurstGap: records about one disk closer together than this are one
+	// burst (a controller reset logs dozens of lines in a second).
+	BurstGap Duration `yaml:"burst_gap"`
+	// Bursts within Window on one disk are critical; the first is a warning.
+	Bursts int      `yaml:"bursts"`
+	Window Duration `yaml:"window"`
+	// Clear: a disk the kernel has logged nothing about for this long is
+	// resolved.
+	Clear Duration `yaml:"clear"`
+}
+
+// SlowIORules: I/Os ZFS saw take longer than zio_slow_io_ms, and I/O that hangs.
+type SlowIORules struct {
+	// Rises: a device whose slow-I/O counter rose in this many polls within
+	// Window is SlowIO.
+	Rises  int      `yaml:"rises"`
+	Window Duration `yaml:"window"`
+	// Clear: SlowIO and IOHung resolve after this long without a new slow
+	// I/O or deadman event.
+	Clear Duration `yaml:"clear"`
+}
+
+// DiskRules: disks that leave the machine outside a pool.
+type DiskRules struct {
+	// Ignore lists serial or by-id globs (path.Match) of disks that come and
+	// go on purpose (a rotated USB backup disk): DiskVanished skips them.
+	Ignore []string `yaml:"ignore"`
 }
 
 // DatasetRules: which datasets the lock and mount rules leave alone.
@@ -232,6 +266,8 @@ func DefaultRules() RulesConfig {
 		ARC:       ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
 		Watcher:   WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
 		Snapshots: SnapshotRules{Grace: Duration(time.Hour), SpaceShare: 50, MaxCount: 10000},
+		Kernel:    KernelRules{BurstGap: Duration(time.Minute), Bursts: 3, Window: Duration(time.Hour), Clear: Duration(24 * time.Hour)},
+		SlowIO:    SlowIORules{Rises: 2, Window: Duration(time.Hour), Clear: Duration(6 * time.Hour)},
 	}
 }
 
@@ -275,6 +311,25 @@ func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
 		errs.add(p+".errors.rate_count", r.Errors.RateCount, "must be at least 1")
 	}
 	positive(errs, p+".errors.rate_window", r.Errors.RateWindow, time.Minute)
+	positive(errs, p+".kernel.burst_gap", r.Kernel.BurstGap, time.Second)
+	positive(errs, p+".kernel.window", r.Kernel.Window, time.Minute)
+	positive(errs, p+".kernel.clear", r.Kernel.Clear, time.Minute)
+	if r.Kernel.Bursts < 2 {
+		errs.add(p+".kernel.bursts", r.Kernel.Bursts, "must be at least 2 (the first burst is the warning; this many within kernel.window are critical)")
+	}
+	if r.Kernel.BurstGap.D() >= r.Kernel.Window.D() {
+		errs.add(p+".kernel.burst_gap", FormatDuration(r.Kernel.BurstGap.D()), "must be shorter than kernel.window (%s)", FormatDuration(r.Kernel.Window.D()))
+	}
+	if r.SlowIO.Rises < 1 {
+		errs.add(p+".slow_io.rises", r.SlowIO.Rises, "must be at least 1")
+	}
+	positive(errs, p+".slow_io.window", r.SlowIO.Window, time.Minute)
+	positive(errs, p+".slow_io.clear", r.SlowIO.Clear, time.Minute)
+	for i, g := range r.Disks.Ignore {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			errs.add(fmt.Sprintf("%s.disks.ignore[%d]", p, i), g, "want a serial or by-id glob such as WD-WX32* or usb-Seagate_*")
+		}
+	}
 
 	c := r.Capacity
 	percent(errs, p+".capacity.warning", c.Warning)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +76,14 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("42\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	table := append(collectors.Table(), collectors.Spec{
+	// The collectors of no family (the disk inventory reads sysfs) stay out.
+	var table []collectors.Spec
+	for _, s := range collectors.Table() {
+		if s.Family.Name != "" {
+			table = append(table, s)
+		}
+	}
+	table = append(table, collectors.Spec{
 		Name:  "toy_file",
 		Every: func(*config.Config) time.Duration { return time.Hour },
 		Poll:  func(collectors.Env) collectors.Collector { return &toyFile{path: path} },
@@ -127,12 +135,15 @@ func TestMissingToolIsOneBlindSpot(t *testing.T) {
 	cfg.ZFS.Zpool, cfg.Smart.Enabled = missing, false
 	tr := newTracker()
 	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, tr, log)
-	if len(comps) != 0 {
-		t.Fatalf("components %v, want none", names(comps))
+	// The collectors of no family (the disk inventory reads sysfs) need
+	// no tool: only they run.
+	toolFree := familyFree(collectors.Table())
+	if got := names(comps); !slices.Equal(got, toolFree) || !slices.Contains(got, "disks") {
+		t.Fatalf("components %v, want only %v", got, toolFree)
 	}
 	health := tr.snapshot()
 	why := missing + " not found: install zfsutils-linux, or set zfs.zpool to its path"
-	if len(health) != 1 || health["zfs"].Disabled != why {
+	if len(health) != 1+len(toolFree) || health["zfs"].Disabled != why || health["disks"].Disabled != "" {
 		t.Errorf("heartbeat %+v, want one zfs blind spot: %s", health, why)
 	}
 	for _, line := range []string{"ZFS monitoring is disabled: " + why, "SMART monitoring is disabled by the config (smart.enabled: false)"} {
@@ -149,7 +160,13 @@ func TestCollectorComponentsFollowTheTable(t *testing.T) {
 	cfg := config.Default()
 	cfg.ZFS.Zpool, cfg.ZFS.Zfs, cfg.Smart.Smartctl = zpool, zfsCmd, zpool // any executable will do
 	comps := collectorComponents(&cfg, collectors.Table(), &collectors.BusPublisher{}, newTracker(), slog.New(slog.DiscardHandler))
-	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "smart"}
+	want := []string{"zpool_list", "zpool_status", "pool_kstat", "arc", "zpool_events", "datasets", "snapshots", "zpool_import", "smart", "smart-urgent", "disks", "zfs_version"}
+	// The family-free collectors after these (the kernel log follower) run too.
+	for _, n := range familyFree(collectors.Table()) {
+		if !slices.Contains(want, n) {
+			want = append(want, n)
+		}
+	}
 	if got := names(comps); !slices.Equal(got, want) {
 		t.Errorf("components %v, want %v", got, want)
 	}
@@ -158,6 +175,17 @@ func TestCollectorComponentsFollowTheTable(t *testing.T) {
 	if got := names(comps); slices.Contains(got, "zpool_events") {
 		t.Errorf("zfs.follow_events: false still follows: %v", got)
 	}
+}
+
+// familyFree names the table's collectors that belong to no family, in order.
+func familyFree(table []collectors.Spec) []string {
+	var out []string
+	for _, s := range table {
+		if s.Family.Name == "" && (len(s.Platforms) == 0 || slices.Contains(s.Platforms, runtime.GOOS)) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 func names(comps []Component) []string {

@@ -185,11 +185,13 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 		}
 		return triggers[name]
 	}
+	urgent := urgentQueues{}
 	env := collectors.Env{Config: cfg, Runner: execx.New(cfg.ZFS.CommandTimeout.D()),
 		Poke: func(name string) func() {
 			ch := trigger(name)
 			return func() { poke(ch) }
-		}}
+		},
+		Urgent: urgent.urgent}
 	families := familyGate{cfg: cfg, tr: tr, log: log, allowed: map[string]bool{}}
 	var comps []Component
 	for _, s := range specs {
@@ -206,7 +208,13 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 		case s.Follow != nil:
 			comps = append(comps, followComponent(s.Follow(e), pub, tr))
 		case s.Poll != nil:
-			comps = append(comps, pollComponent(s.Poll(e), s.Every(cfg), trigger(s.Name), pub, tr, e.Log))
+			c := s.Poll(e)
+			comps = append(comps, pollComponent(c, s.Every(cfg), trigger(s.Name), pub, tr, e.Log))
+			// Requests for a collector that does not run here (its
+			// family is off, or it cannot read one target) are dropped.
+			if tc, ok := c.(collectors.TargetCollector); ok {
+				comps = append(comps, urgentComponent(urgent.queue(s.Name), tc, pub, e.Log))
+			}
 		}
 	}
 	return comps

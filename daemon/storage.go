@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/alert"
@@ -51,6 +53,20 @@ type storageWatch struct {
 type partState struct {
 	err   error
 	since time.Time // first failure of this spell
+	// slow: every failure of this spell was a timeout, the store answering
+	// late (a busy disk, a starved CPU), not refusing.
+	slow bool
+}
+
+// slowHold is how long writes may time out before that is paged: under a
+// scrub on an SD card, or a starved CPU (the loaded e2e guest: 5-10 s
+// spells), JetStream answers late but keeps what it is given.
+const slowHold = 30 * time.Second
+
+// isTimeout tells a write that got no answer in time from one refused.
+func isTimeout(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }
 
 func newStorageWatch(dir, host string, b *bus.Bus, log *slog.Logger) *storageWatch {
@@ -68,9 +84,10 @@ func (s *storageWatch) report(part string, err error) {
 	case err == nil:
 		p = partState{}
 	case p.err == nil:
-		p = partState{err: err, since: time.Now()}
+		p = partState{err: err, since: time.Now(), slow: isTimeout(err)}
 	default:
 		p.err = err
+		p.slow = p.slow && isTimeout(err)
 	}
 	s.parts[part] = p
 }
@@ -85,10 +102,18 @@ func (s *storageWatch) repaired(what string) {
 
 // failing lists the parts whose last write failed, with since when.
 func (s *storageWatch) failing() (names []string, since time.Time, errs []string) {
+	names, since, errs, _ = s.failingSlow()
+	return names, since, errs
+}
+
+// failingSlow is failing, and whether every failure was a timeout.
+func (s *storageWatch) failingSlow() (names []string, since time.Time, errs []string, slow bool) {
+	slow = true
 	for name, p := range s.parts {
 		if p.err == nil {
 			continue
 		}
+		slow = slow && p.slow
 		names = append(names, name)
 		errs = append(errs, name+": "+p.err.Error())
 		if since.IsZero() || p.since.Before(since) {
@@ -97,7 +122,16 @@ func (s *storageWatch) failing() (names []string, since time.Time, errs []string
 	}
 	sort.Strings(names)
 	sort.Strings(errs)
-	return names, since, errs
+	return names, since, errs, slow
+}
+
+// holdFor is how long a failing spell lasts before it is paged: longer
+// when the store only answered late and space is not short.
+func (s *storageWatch) holdFor(slow bool, free uint64, ferr error) time.Duration {
+	if slow && ferr == nil && free >= lowFree {
+		return max(s.hold, slowHold)
+	}
+	return s.hold
 }
 
 // degraded says a write has failed lately: the rule engine then also reads
@@ -116,9 +150,13 @@ func (s *storageWatch) problem() string {
 		return ""
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	names, since, _ := s.failing()
-	if len(names) == 0 || time.Since(since) < s.hold {
+	names, since, _, slow := s.failingSlow()
+	s.mu.Unlock()
+	if len(names) == 0 {
+		return ""
+	}
+	free, ferr := s.free(s.dir) // a full disk's writes time out too
+	if time.Since(since) < s.holdFor(slow, free, ferr) {
 		return ""
 	}
 	return fmt.Sprintf("state storage under %s failing since %s (%s)", s.dir, since.Format(time.TimeOnly), strings.Join(names, ", "))
@@ -141,7 +179,7 @@ func (s *storageWatch) run(ctx context.Context) error {
 func (s *storageWatch) check(ctx context.Context, now time.Time) {
 	free, ferr := s.free(s.dir)
 	s.mu.Lock()
-	names, since, errs := s.failing()
+	names, since, errs, slow := s.failingSlow()
 	damage := s.damage
 	s.damage = nil
 	s.mu.Unlock()
@@ -160,7 +198,9 @@ func (s *storageWatch) check(ctx context.Context, now time.Time) {
 
 	switch {
 	case len(names) > 0 && now.Sub(since) >= s.hold:
-		if s.firing == nil {
+		// Writes that only time out are paged later; the reload below,
+		// which a full disk's recovery needs, does not wait for that.
+		if s.firing == nil && now.Sub(since) >= s.holdFor(slow, free, ferr) {
 			n := s.failingNote(now, free, ferr, errs)
 			s.log.Error("state storage failing: alerts go directly to the channels until it works again",
 				"alert", n.Alerts[0].Name, "state_dir", s.dir, "free", units.IEC(free), "failing", names)

@@ -402,3 +402,18 @@ func TestDiscoverQEMUListing(t *testing.T) {
 		}
 	}
 }
+
+// The disk inventory's cost per run (the disks collector, every
+// disks.interval) on the machine the benchmark runs on: its real /sys/block
+// and /dev/disk/by-id.
+func BenchmarkDiscoverLive(b *testing.B) {
+	if _, err := Discover("/"); err != nil {
+		b.Skip("no sysfs here:", err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Discover("/"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

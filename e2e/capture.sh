@@ -6,7 +6,9 @@
 #   e2e/capture.sh STEP...         run only these steps against the running VM (they build on each
 #                                  other's pool state: a b d c c2 c3 e f g h i j is the full order;
 #                                  j is self-contained and can run alone in a fresh VM; k then kbulk
-#                                  need a fresh VM of their own: the full run reboots for them)
+#                                  need a fresh VM of their own: the full run reboots for them; so
+#                                  does l, which boots with PCIe hotplug ports; lnative, not in the
+#                                  full run, boots with native PCIe hotplug)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -344,10 +346,11 @@ readme() {
     echo
     echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous"
     echo "left; step j only uses its own pool (in this directory it may come from a separate VM boot: see .run);"
-    echo "steps k and kbulk run in a fresh VM of their own (a second boot)."
+    echo "steps k and kbulk run in a fresh VM of their own (a second boot), step l in a third (with PCIe"
+    echo "hotplug ports); lnative in a fourth (native PCIe hotplug), only when asked for (capture.sh lnative)."
     echo
     local s
-    for s in a b d c c2 c3 e f g h i j k kbulk; do
+    for s in a b d c c2 c3 e f g h i j k kbulk l lnative; do
       echo "- **step $s**: ${NOTES[$s]}"
     done
     echo
@@ -367,6 +370,8 @@ readme() {
 
 # shellcheck source=capture_datasets.sh
 source "$HERE/capture_datasets.sh"
+# shellcheck source=capture_kernel.sh
+source "$HERE/capture_kernel.sh"
 
 main() {
   if [ "${1:-}" = readme ]; then readme; return; fi
@@ -376,6 +381,9 @@ main() {
     rm -f "$OUT"/* "$MAN" "$OUT/.run" "$OUT/.dates"
   fi
   local t0; t0=$(date +%s)
+  # step l hot-unplugs virtio-blk and NVMe disks: they need PCIe root ports from boot on
+  case " ${steps[*]} " in *" l "*|*" lnative "*) export ZW_HOTPLUG_PORTS=${ZW_HOTPLUG_PORTS:-3} ;; esac
+  case " ${steps[*]} " in *" lnative "*) export ZW_PCIE_NATIVE_HOTPLUG=1 ;; esac
   if ! vm_running; then vm_boot || exit 1; own=1; fi
   { cat "$(cat "$ZW_VM_DIR/image")/env"; echo "ACCEL=$(cat "$ZW_VM_DIR/accel")"; } > "$OUT/.image-env"
   for s in "${steps[@]}"; do
@@ -385,6 +393,8 @@ main() {
     vm_shutdown; vm_boot || exit 1; own=1
     step_k || say "step k FAILED"
     step_kbulk || say "step kbulk FAILED"
+    vm_shutdown; ZW_HOTPLUG_PORTS=${ZW_HOTPLUG_PORTS:-3} vm_boot || exit 1
+    step_l || say "step l FAILED"
   fi
   if [ $# -eq 0 ]; then
     echo "$(date -u +%F) (full run)" > "$OUT/.dates"

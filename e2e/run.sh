@@ -8,7 +8,8 @@
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
 #                               restart encrypted capacity replace scrub suspend stale locked unmounted
-#                               keyfile interrupted missing forget snapcost nvme pollcost captured-2.1.11 live-2.1.11
+#                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost captured-2.1.11
+#                               live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -27,11 +28,12 @@ T_START=$(date +%s)
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
-ALL=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" nvme pollcost captured-2.1.11 live-2.1.11)
+KERN_SCENARIOS=(readerr slowio)                                                    # scenarios_kernel.sh
+ALL=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
-DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" nvme pollcost captured-2.1.11)
+DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
 [ "${want[*]}" = all ] && want=("${ALL[@]}")
 for w in "${want[@]}"; do
@@ -58,7 +60,9 @@ say "building static zwatch, sink, parsecost"
 T_BUILT=$(date +%s)
 # shellcheck source=scenarios_datasets.sh
 source "$HERE/scenarios_datasets.sh"
-E2E_DS_FOR=$(ds_known_alerts "$BIN/zwatch"); export E2E_DS_FOR
+# shellcheck source=scenarios_kernel.sh
+source "$HERE/scenarios_kernel.sh"
+E2E_DS_FOR=$(ds_known_alerts "$BIN/zwatch")$(kern_known_alerts "$BIN/zwatch"); export E2E_DS_FOR
 mkdir -p "$ZW_E2E_OUT"
 rm -f "$ZW_E2E_OUT"/*
 : > "$ZW_E2E_OUT/results.tsv"; : > "$ZW_E2E_OUT/figures.tsv"
@@ -103,6 +107,8 @@ if [ $needs23 = 1 ]; then
     source "$HERE/scenarios.sh"
     # shellcheck source=scenarios_datasets.sh
     source "$HERE/scenarios_datasets.sh"
+    # shellcheck source=scenarios_kernel.sh
+    source "$HERE/scenarios_kernel.sh"
     cleanup() {
       e2e_teardown
       if [ -n "${ZW_E2E_KEEP_VM:-}" ]; then say "VM left running (ZW_VM_DIR=$ZW_VM_DIR)"; else vm_shutdown; fi
@@ -136,6 +142,8 @@ if [ $needs23 = 1 ]; then
         missing) sc_ds_missing ;;
         forget) has missing || sc_ds_missing; sc_ds_forget ;;
         snapcost) sc_ds_snapcost ;;
+        readerr) sc_kern_readerr ;;
+        slowio) sc_kern_slowio ;;
       esac
     done
     sc_restart_check

@@ -32,6 +32,10 @@
 #   ZW_E2E_IMAGE     image dir already returned by build-image.sh for ZFS_VERSION (run.sh sets it,
 #                    so boot does not ask build-image.sh again)
 #   ZW_BOOT_ARGS     kernel arguments added to root/console (default: quiet, fast; see below)
+#   ZW_HOTPLUG_PORTS empty PCIe root ports hp1..hpN (default 0): a virtio-blk-pci or nvme device
+#                    device_add'ed into one (bus=hpN) can be hot-unplugged again with device_del
+#   ZW_PCIE_NATIVE_HOTPLUG=1  those ports use PCIe native hotplug (the guest's pciehp) instead of q35's
+#                    default ACPI PCI hotplug
 
 ZW_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ZFS_VERSION=${ZFS_VERSION:-2.3.2}
@@ -113,6 +117,11 @@ _vm_qemu_args() { # $1 = image dir, $2 = accel
       nvme)   A+=(-device "nvme,drive=drv-$id,id=$id,serial=$serial${extra:+,$extra}") ;;
     esac
   done
+  # PCIe native hotplug needs a root port per device; devices on the q35 root bus can't be unplugged
+  for n in $(seq "${ZW_HOTPLUG_PORTS:-0}"); do
+    A+=(-device "pcie-root-port,id=hp$n,bus=pcie.0,chassis=$n,slot=$n")
+  done
+  [ -n "${ZW_PCIE_NATIVE_HOTPLUG:-}" ] && A+=(-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off)
 }
 
 _vm_start() { # $1 image dir, $2 accel, $3 timeout → 0 ready, 1 not ready (VM killed)

@@ -31,7 +31,18 @@ const (
 	// state (DatasetsData).
 	KindDatasets = "zfs.datasets"
 	// KindSnapshots sums up every dataset's snapshots (SnapshotsData).
-	KindSnapshots      = "zfs.snapshots"
+	KindSnapshots = "zfs.snapshots"
+	// KindKernelLog is what the kernel logged about disks, links and
+	// controllers (KernelLogData).
+	KindKernelLog = "kernel.log"
+	// KindDisks lists the disks present on the machine (DisksData).
+	KindDisks = "disk.inventory"
+	// KindDiskForget says the owner removed a disk for good (`zwatch
+	// forget-disk`, DiskForgetData).
+	KindDiskForget = "disk.forget"
+	// KindZFSVersion is the ZFS userland and kernel module versions
+	// (ZFSVersionData).
+	KindZFSVersion     = "zfs.version"
 	KindSmart          = "smart" // subject adds .<serial>
 	KindARC            = "arc"
 	KindCollectorError = "collector.error"
@@ -59,6 +70,10 @@ func Kinds() []Kind {
 		{Name: KindPoolForget},
 		{Name: KindDatasets},
 		{Name: KindSnapshots},
+		{Name: KindZFSVersion},
+		{Name: KindKernelLog},
+		{Name: KindDisks},
+		{Name: KindDiskForget},
 		{Name: KindSmart, PerTarget: true},
 		{Name: KindARC},
 		{Name: KindCollectorError},

@@ -3,6 +3,7 @@ package facts
 import (
 	"time"
 
+	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -176,4 +177,65 @@ type PoolForgetData struct {
 	Pool string `json:"pool"`
 	// By says who asked (the user running zwatch forget-pool).
 	By string `json:"by,omitempty"`
+}
+
+// KernelLogData is the payload of zwatch.v1.<host>.kernel.log: what the
+// kernel logged about disks, links and controllers since the previous
+// kernel.log fact. A burst of thousands of lines is folded into counts.
+type KernelLogData struct {
+	// Source is where it was read: "kmsg" (the follower), or the saved
+	// format zwatch rules eval read ("dmesg -T", "journalctl -k", …).
+	Source string `json:"source"`
+	// Disks are the disks (or ports) the kernel named, one entry each.
+	Disks []KernelDiskLog `json:"disks"`
+	// Lost counts records the kernel overwrote before zwatch read them
+	// (/dev/kmsg said EPIPE), since the previous fact.
+	Lost uint64 `json:"lost,omitempty"`
+	// Dropped counts findings over the rate limit (or about a 65th disk in
+	// one fact): counted, but not attributed to a disk; since the previous fact.
+	Dropped uint64 `json:"dropped,omitempty"`
+	// Ignored counts records read since the follower started that say
+	// nothing zwatch understands about a disk (most of the log), or name a
+	// port, USB device or virtual device that carries no disk.
+	Ignored uint64 `json:"ignored"`
+}
+
+// KernelDiskLog is what the kernel said about one disk or port.
+type KernelDiskLog struct {
+	// Ref is what the kernel called it: "sdb", "ata3", "usb 2-1", "nvme0"
+	// (kernlog.Ref.String).
+	Ref string `json:"ref"`
+	// Disk is the physical disk it maps to; nil when the name no longer maps
+	// to one (a USB disk already gone), so it is reported by name.
+	Disk *disk.Identity `json:"disk,omitempty"`
+	// Counts are the records by kind (kernlog.Kind: io_error, link_reset…).
+	Counts map[string]int `json:"counts"`
+	// First and Last are when the first and last counted record were logged.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	// Examples are up to three distinct messages, verbatim.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// DisksData is the payload of zwatch.v1.<host>.disk.inventory: every
+// physical disk present now (disk.Discover).
+type DisksData struct {
+	Disks []disk.Identity `json:"disks"`
+}
+
+// DiskForgetData is the payload of zwatch.v1.<host>.disk.forget: the owner
+// says this disk is gone for good, so its DiskVanished alert ends.
+type DiskForgetData struct {
+	Serial string `json:"serial"`
+	By     string `json:"by,omitempty"`
+}
+
+// ZFSVersionData is the payload of zwatch.v1.<host>.zfs.version.
+type ZFSVersionData struct {
+	// Userland is the zfs command's version ("2.3.2-1"), Kernel the loaded
+	// module's ("2.3.2-1"); "" when unknown (no module loaded, zfs before 0.8).
+	Userland string `json:"userland"`
+	Kernel   string `json:"kernel"`
+	// Source says how it was read: "zfs version -j", "zfs version", "sysfs".
+	Source string `json:"source"`
 }

@@ -26,16 +26,52 @@ const DirectNote = "sent directly: zwatch's outbox is unavailable"
 // later (with the same ID), the channel's worker marks it delivered instead
 // of sending it twice, and Direct does not resend what a worker delivered.
 // It is shared by Direct and the outbox workers of one process.
+//
+// A send in flight is recorded too: a channel worker whose webhook takes
+// seconds under load and the direct sender must not both send one
+// notification (seen in make e2e: two identical pages 24 ms apart).
 type DirectRecord struct {
-	mu    sync.Mutex
-	max   int
-	order []string
-	sent  map[string]map[string]bool // notification ID → channel names
+	mu      sync.Mutex
+	max     int
+	order   []string
+	sent    map[string]map[string]bool // notification ID → channel names
+	sending map[string]bool            // ID + "\x00" + channel, while a send runs
 }
 
 // NewDirectRecord returns an empty record that keeps the last 4096 IDs.
 func NewDirectRecord() *DirectRecord {
-	return &DirectRecord{max: 4096, sent: map[string]map[string]bool{}}
+	return &DirectRecord{max: 4096, sent: map[string]map[string]bool{}, sending: map[string]bool{}}
+}
+
+// begin claims the send of notification id to channel. It is false when
+// the channel already received it, or another sender is sending it now;
+// a claim is ended by end. An empty ID (nothing to recognise) is always
+// sent.
+func (r *DirectRecord) begin(id, channel string) bool {
+	if r == nil || id == "" {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := id + "\x00" + channel
+	if r.sent[id][channel] || r.sending[k] {
+		return false
+	}
+	r.sending[k] = true
+	return true
+}
+
+// end ends the claim begin took; ok records the delivery.
+func (r *DirectRecord) end(id, channel string, ok bool) {
+	if r == nil || id == "" {
+		return
+	}
+	r.mu.Lock()
+	delete(r.sending, id+"\x00"+channel)
+	r.mu.Unlock()
+	if ok {
+		r.add(id, channel)
+	}
 }
 
 func (r *DirectRecord) add(id, channel string) {
@@ -110,12 +146,9 @@ func (d *Direct) Deliver(ctx context.Context, n alert.Notification) ([]string, e
 	)
 	for i := range d.chans {
 		ch := &d.chans[i]
-		if d.rec.Delivered(n.ID, ch.Name) {
-			continue
-		}
 		sel, ok := ch.Select(n)
-		if !ok {
-			continue
+		if !ok || !d.rec.begin(n.ID, ch.Name) {
+			continue // not for it, received already, or its worker is sending it
 		}
 		m := RenderGuided(sel, d.guide)
 		m.Text = strings.TrimRight(m.Text, "\n") + "\n\n(" + DirectNote + ")\n"
@@ -126,13 +159,13 @@ func (d *Direct) Deliver(ctx context.Context, n alert.Notification) ([]string, e
 			sctx, cancel := context.WithTimeout(ctx, d.timeout)
 			defer cancel()
 			err := ch.Send(sctx, m)
+			d.rec.end(n.ID, ch.Name, err == nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			d.rec.add(n.ID, ch.Name)
 			sent = append(sent, ch.Name)
 		})
 	}
@@ -152,6 +185,10 @@ func (w *worker) skipDirect(n alert.Notification) bool {
 	}
 	return false
 }
+
+// directSendWait is how soon a worker looks again at a notification the
+// direct sender is sending to its channel right now.
+const directSendWait = time.Second
 
 // delivered records a delivery by the outbox worker.
 func (w *worker) delivered(id string) {

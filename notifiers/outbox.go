@@ -225,9 +225,17 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (
 		w.ack(ctx, msg, n, log)
 		return 0
 	}
+	if !w.direct.begin(n.ID, w.ch.Name) {
+		if w.skipDirect(n) {
+			w.ack(ctx, msg, n, log)
+			return 0
+		}
+		return directSendWait // the direct sender has it in flight: see how it ended
+	}
 	m := RenderGuided(sel, w.guide)
 	start := time.Now()
 	err = w.send(ctx, msg, m)
+	w.direct.end(n.ID, w.ch.Name, err == nil)
 	if err == nil {
 		level := slog.LevelInfo
 		if w.ch.Type == TypeConsole {

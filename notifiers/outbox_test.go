@@ -278,3 +278,44 @@ func TestNotifyTestCommand(t *testing.T) {
 		t.Errorf("unknown %+v", res)
 	}
 }
+
+// A webhook that takes seconds to answer (the loaded e2e guest: 9.6 s)
+// while the direct sender, which sends what the outbox took before a
+// storage failure, gets the same notification: the endpoint receives it
+// once. make e2e once saw two identical pages 24 ms apart.
+func TestDirectAndWorkerDoNotBothSend(t *testing.T) {
+	slow := notifytest.StartHTTP(t, "")
+	release := make(chan struct{})
+	var hits atomic.Int32
+	slow.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		slow.Record(h)
+		if hits.Add(1) == 1 {
+			<-release
+		}
+	})
+	cfg := notifytest.NotifyConfig(hookTo("sink", slow.URL))
+	cfg.SendTimeout = config.Duration(30 * time.Second)
+	rec := notifiers.NewDirectRecord()
+	direct, err := notifiers.NewDirect(cfg, notifiers.Options{}, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := notifytest.OpenBus(t, t.TempDir())
+	defer b.Close()
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{Direct: rec})
+	n := notifytest.Firing("nas1", "slow-1")
+	notifytest.Publish(t, b, n)
+	notifytest.WaitFor(t, 5*time.Second, "the worker's request", func() bool { return len(slow.All()) == 1 })
+	sent, err := direct.Deliver(context.Background(), n)
+	if err != nil || len(sent) != 0 {
+		t.Errorf("direct delivery while the worker sends: sent %v, err %v; want it left to the worker", sent, err)
+	}
+	close(release)
+	time.Sleep(1500 * time.Millisecond)
+	if got := len(slow.All()); got != 1 {
+		t.Errorf("the webhook received the notification %d times, want once", got)
+	}
+	if sent, _ := direct.Deliver(context.Background(), n); len(sent) != 0 {
+		t.Errorf("direct delivery after the worker delivered: sent %v", sent)
+	}
+}

@@ -18,7 +18,7 @@ func TestZpoolStatusTextOnly(t *testing.T) {
 	if err != nil || len(pools) != 1 || pools[0].Name != "tresor1" {
 		t.Fatalf("pools %v err %v", pools, err)
 	}
-	if got := r.commands(); !slices.Equal(got, []string{"zpool status -p tresor1"}) {
+	if got := r.commands(); !slices.Equal(got, []string{"zpool status -p -s tresor1"}) {
 		t.Errorf("commands %v", got)
 	}
 }

@@ -258,7 +258,7 @@ func TestDocDuration(t *testing.T) {
 func legacyInhibit(h *hostState) {
 	inhibitedByPool := func(name string) bool {
 		switch name {
-		case nameVdevState, nameRedundancy, nameVdevErrors, nameVdevErrorRate,
+		case nameVdevState, nameRedundancy, nameVdevErrors, nameVdevErrorRate, nameSlowIO,
 			nameDiskIncident, namePoolStatusMessage, nameResilverAtRisk:
 			return true
 		}
@@ -360,7 +360,7 @@ func TestInhibitRulesMerged(t *testing.T) {
 		t.Fatalf("%d inhibit rules, want 4 (suspended pool: its parts, its hung zpool; dead pool, disk incident): %+v", len(rs), rs)
 	}
 	if got := rs[2].Target.Names; !slices.Equal(got, []string{namePoolStatusMessage, nameVdevState, nameRedundancy,
-		nameVdevErrors, nameVdevErrorRate, nameResilverAtRisk, nameDiskIncident}) {
+		nameVdevErrors, nameVdevErrorRate, nameSlowIO, nameResilverAtRisk, nameDiskIncident}) {
 		t.Errorf("a dead pool carries %v", got)
 	}
 }

@@ -10,18 +10,18 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
-// The cross-source rules read the alerts of the other scopes: status and
-// SMART facts are joined by disk serial (join.go). Neither reads the
+// The cross-source rules read the alerts of the other scopes: status,
+// SMART and kernel log facts are joined by disk serial (join.go). Neither reads the
 // other's conditions, so their order in the catalogue changes nothing.
 
 func diskIncidentRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindSmart},
+		Reads: []string{facts.KindZpoolStatus, facts.KindSmart, facts.KindKernelLog},
 		Eval:  correlateEval(ruleDiskIncident),
 		Alerts: []AlertInfo{{
 			Name:      nameDiskIncident,
 			Severity:  "worst of its parts",
-			Condition: `ZFS and SMART alerts about the same disk, one incident: "WD-WX32D7088AF1 in vault/raidz2-0: 3 checksum errors and 8 pending sectors"`,
+			Condition: `alerts of two or more of ZFS (state, errors, slow I/O), SMART and the kernel log about the same disk (by serial), one incident: "sdb (WD-WX32D7088AF1) in vault/raidz2-0: 14 link resets in 10 min, 2 read errors and 8 pending sectors"`,
 			// The incident carries its parts: every other alert about that
 			// disk. ResilverAtRisk is not a part: it is about the whole
 			// vdev, which may be lost with the disk.
@@ -36,12 +36,12 @@ func diskIncidentRule() Rule {
 
 func resilverAtRiskRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindSmart},
+		Reads: []string{facts.KindZpoolStatus, facts.KindSmart, facts.KindKernelLog},
 		Eval:  correlateEval(ruleResilverAtRisk),
 		Alerts: []AlertInfo{{
 			Name:        nameResilverAtRisk,
 			Severity:    "critical",
-			Condition:   "a disk of a resilvering top-level vdev has a warning or critical SMART alert",
+			Condition:   "a disk of a resilvering top-level vdev has a warning or critical SMART or kernel-log alert",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
 	}
@@ -49,16 +49,17 @@ func resilverAtRiskRule() Rule {
 
 // zfsDiskRules are the ZFS alerts about one device.
 func zfsDiskRule(name string) bool {
-	return name == nameVdevState || name == nameVdevErrors || name == nameVdevErrorRate
+	return name == nameVdevState || name == nameVdevErrors || name == nameVdevErrorRate || name == nameSlowIO
 }
 
-// nameDiskIncident: ZFS and SMART both complain about the same physical
-// disk (joined by serial, see join.go). One incident shows both sides —
-// "WD-WX32D7088AF1 in vault/raidz2-0: 3 checksum errors and 8 pending
-// sectors" — and its parts are inhibited while it fires, so the person gets
-// one page about one disk.
+// nameDiskIncident: two or more of ZFS, SMART and the kernel log complain
+// about the same physical disk (joined by serial, see join.go). One incident
+// shows every side — "WD-WX32D7088AF1 in vault/raidz2-0: 3 checksum errors
+// and 8 pending sectors" — and its parts are inhibited while it fires, so
+// the person gets one page about one disk. A kernel alert about a port or a
+// name that maps to no disk has no serial and joins nothing.
 func ruleDiskIncident(c *evalCtx) {
-	type side struct{ zfs, smart []*tracked }
+	type side struct{ kernel, zfs, smart []*tracked }
 	bySerial := map[string]*side{}
 	for _, t := range c.h.Alerts {
 		if t.Serial == "" || t.A.State == alert.Resolved {
@@ -74,6 +75,8 @@ func ruleDiskIncident(c *evalCtx) {
 			s.zfs = append(s.zfs, t)
 		case strings.HasPrefix(t.Scope, scopeSmart):
 			s.smart = append(s.smart, t)
+		case t.Scope == scopeKernel:
+			s.kernel = append(s.kernel, t)
 		}
 	}
 	serials := make([]string, 0, len(bySerial))
@@ -83,13 +86,24 @@ func ruleDiskIncident(c *evalCtx) {
 	sort.Strings(serials)
 	for _, serial := range serials {
 		s := bySerial[serial]
-		if len(s.zfs) == 0 || len(s.smart) == 0 {
+		var sources []string
+		for _, src := range []struct {
+			name  string
+			parts []*tracked
+		}{{"the kernel log", s.kernel}, {"ZFS", s.zfs}, {"SMART", s.smart}} {
+			if len(src.parts) > 0 {
+				sources = append(sources, src.name)
+			}
+		}
+		if len(sources) < 2 {
 			continue
 		}
-		// ZFS's view first, then SMART's: "3 checksum errors and 8 pending sectors".
-		sort.Slice(s.zfs, func(i, j int) bool { return lessAlert(&s.zfs[i].A, &s.zfs[j].A) })
-		sort.Slice(s.smart, func(i, j int) bool { return lessAlert(&s.smart[i].A, &s.smart[j].A) })
-		parts := append(append([]*tracked{}, s.zfs...), s.smart...)
+		// The kernel's view first (it usually speaks first), then ZFS's,
+		// then SMART's: "14 link resets in 10 min, 3 checksum errors and 8 pending sectors".
+		for _, ts := range [][]*tracked{s.kernel, s.zfs, s.smart} {
+			sort.Slice(ts, func(i, j int) bool { return lessAlert(&ts[i].A, &ts[j].A) })
+		}
+		parts := append(append(append([]*tracked{}, s.kernel...), s.zfs...), s.smart...)
 		sev := alert.Info
 		var news uint64
 		var shorts, lines []string
@@ -98,7 +112,7 @@ func ruleDiskIncident(c *evalCtx) {
 			if p.A.Severity.Rank() > sev.Rank() {
 				sev = p.A.Severity
 			}
-			news += p.News
+			news += partNews(p)
 			shorts = append(shorts, shortOf(&p.A))
 			lines = append(lines, "- "+p.A.Summary)
 			if repl == nil && zfsDiskRule(p.A.Name) && p.A.Replacement != nil {
@@ -110,6 +124,13 @@ func ruleDiskIncident(c *evalCtx) {
 			repl.Disk = c.h.identity(serial)
 		}
 		where := serial
+		if kd := c.h.Kernel[serial]; kd != nil && len(s.kernel) > 0 {
+			where = kernelWho(kd)
+		}
+		all := "both"
+		if len(sources) > 2 {
+			all = "all"
+		}
 		pool := ""
 		if l := c.h.leafOfSerial(serial); l != nil {
 			where += " in " + zfs.Place(l.Pool, l.Top)
@@ -117,10 +138,27 @@ func ruleDiskIncident(c *evalCtx) {
 		}
 		c.emit(cond{name: nameDiskIncident, severity: sev, serial: serial, pool: pool, news: news,
 			labels:   map[string]string{"disk": serial, "pool": pool},
-			summary:  where + ": " + strings.Join(dedupe(shorts), " and "),
-			desc:     fmt.Sprintf("ZFS and SMART both report trouble with disk %s:\n%s", serial, strings.Join(lines, "\n")),
+			summary:  where + ": " + joinAnd(dedupe(shorts)),
+			desc:     fmt.Sprintf("%s %s report trouble with disk %s:\n%s", joinAnd(sources), all, serial, strings.Join(lines, "\n")),
 			evidence: map[string]string{"parts": fmt.Sprint(len(parts))}, repl: repl})
 	}
+}
+
+// partNews is what a part adds to its incident's news: how far its own
+// news grew since it joined. A part that joins (a ZFS error counter whose
+// `for` ended after the incident paged, a count restored after a restart)
+// is in the incident's text from the next notice on but pages nothing by
+// itself; a part whose news grows while in the incident (a newer failed
+// self-test, a count past the next power of ten) pages it again.
+func partNews(p *tracked) uint64 {
+	if p.IncidentBase == nil {
+		base := p.News
+		p.IncidentBase = &base
+	}
+	if p.News <= *p.IncidentBase {
+		return 0
+	}
+	return p.News - *p.IncidentBase
 }
 
 // shortOf is the part of an alert's summary after "<where>: ", or, for a
@@ -155,7 +193,8 @@ func dedupe(ss []string) []string {
 func ruleResilverAtRisk(c *evalCtx) {
 	smartBySerial := map[string][]*tracked{}
 	for _, t := range c.h.Alerts {
-		if t.Serial != "" && t.A.State != alert.Resolved && strings.HasPrefix(t.Scope, scopeSmart) && t.A.Severity.Rank() >= alert.Warning.Rank() {
+		diskScope := strings.HasPrefix(t.Scope, scopeSmart) || t.Scope == scopeKernel
+		if t.Serial != "" && t.A.State != alert.Resolved && diskScope && t.A.Severity.Rank() >= alert.Warning.Rank() {
 			smartBySerial[t.Serial] = append(smartBySerial[t.Serial], t)
 		}
 	}
@@ -169,15 +208,25 @@ func ruleResilverAtRisk(c *evalCtx) {
 		}
 		sort.Slice(ts, func(i, j int) bool { return lessAlert(&ts[i].A, &ts[j].A) })
 		var shorts []string
+		smartSide, kernelSide := false, false
 		for _, t := range ts {
 			shorts = append(shorts, shortOf(&t.A))
+			kernelSide = kernelSide || t.Scope == scopeKernel
+			smartSide = smartSide || t.Scope != scopeKernel
+		}
+		trouble, problems := "SMART trouble", "SMART problems"
+		switch {
+		case kernelSide && smartSide:
+			trouble, problems = "SMART and kernel-log trouble", "SMART problems and the kernel logs errors for it"
+		case kernelSide:
+			trouble, problems = "kernel-log trouble", "no SMART problem yet, but the kernel logs errors for it"
 		}
 		m := l.Margin
 		c.emit(cond{name: nameResilverAtRisk, severity: alert.Critical, serial: l.Serial, pool: l.Pool,
 			labels:  map[string]string{"pool": l.Pool, "vdev": l.Top, "disk": l.Serial},
-			summary: fmt.Sprintf("%s/%s is resilvering and %s shows SMART trouble: %s", l.Pool, l.Top, l.Serial, strings.Join(dedupe(shorts), " and ")),
-			desc: fmt.Sprintf("Top-level vdev %s of pool %s is resilvering, so it has lost redundancy, and disk %s (%s) of that vdev reports SMART problems. If it fails before the resilver ends, data may be lost. Avoid load on the pool, check backups, and have another replacement ready.",
-				l.Top, l.Pool, l.Serial, l.Name),
+			summary: fmt.Sprintf("%s/%s is resilvering and %s shows %s: %s", l.Pool, l.Top, l.Serial, trouble, joinAnd(dedupe(shorts))),
+			desc: fmt.Sprintf("Top-level vdev %s of pool %s is resilvering, so it has lost redundancy, and disk %s (%s) of that vdev reports %s. If it fails before the resilver ends, data may be lost. Avoid load on the pool, check backups, and have another replacement ready.",
+				l.Top, l.Pool, l.Serial, l.Name, problems),
 			repl: &alert.Replacement{Pool: l.Pool, TopVdev: l.Top, VdevPath: l.Path, VdevGUID: l.GUID, VdevState: l.State, Disk: c.h.identity(l.Serial), Margin: &m}})
 	}
 }

@@ -37,6 +37,7 @@ const (
 	scopeSnapshots = "snapshots"
 	scopePools     = "pools"
 	scopeSmart     = "smart/" // + serial
+	scopeKernel    = "kernel"
 )
 
 // reevalEvery bounds how often Tick re-runs the time-based rules of a host.
@@ -180,6 +181,9 @@ func (e *Engine) Tick(now time.Time) []alert.Notification {
 				e.evalSmart(h, h.smart[k], now)
 			}
 			e.evalARCHold(h, now)
+			if len(h.Kernel) > 0 || h.hasScope(scopeKernel) {
+				e.evalKernel(h, now)
+			}
 			e.evalWatcher(h, now)
 			e.evalCorrelate(h, now)
 		}

@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/input"
+	"github.com/zwatch/zwatch/kernlog"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -27,7 +29,7 @@ const EvalHost = "eval"
 // `zpool import`, `zfs list -Hp -o name,used,avail,quota,refquota`, `zfs
 // list -Hp -t filesystem,volume -o <zfs.DatasetPropColumns>`, `zfs list -Hp
 // -t snapshot -o name,creation,used -s creation` or `smartctl -j -a`
-// output, detected by content, and taken as the next
+// output, or a saved kernel log (eval_kernel.go), detected by content, and taken as the next
 // observation from one host. Between files a fake clock moves past group_wait
 // and past the `for` of every pending alert. Eval returns the alerts firing
 // after the last file and those the last file resolved; alerts a bigger one
@@ -42,7 +44,7 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 	var last []alert.Alert
 	var capacity facts.CapacityData
 	for i, f := range files {
-		envs, err := envelopesOf(f, now, &capacity)
+		envs, err := envelopesOf(f, now, &capacity, cfg.Kernel)
 		if err != nil {
 			return nil, err
 		}
@@ -86,9 +88,22 @@ func wasSent(h *hostState, fp string) bool {
 // would. A `zfs list -Hp -o name,used,avail,quota,refquota` feeds both the
 // capacity message (the pools' root datasets, for their fullness) and the
 // datasets message (the quotas), as zpool_list and datasets split it now.
-func envelopesOf(file string, at time.Time, last *facts.CapacityData) ([]bus.Envelope, error) {
-	env, err := envelopeOf(file, at, last)
+func envelopesOf(file string, at time.Time, last *facts.CapacityData, kcfg config.KernelRules) ([]bus.Envelope, error) {
+	data, err := input.Read(file, input.MaxToolOutput)
 	if err != nil {
+		return nil, fmt.Errorf("rules eval: %w", err)
+	}
+	env, err := envelopeOf(file, data, at, last)
+	if err != nil {
+		// Not a tool output: a saved kernel log, read as it is (its
+		// prefixes are the format, not pasting).
+		kenvs, kerr := kernelEnvelopes(file, data, at, kcfg)
+		if kerr == nil {
+			return kenvs, nil
+		}
+		if !errors.Is(kerr, kernlog.ErrNotKernelLog) {
+			return nil, kerr
+		}
 		return nil, err
 	}
 	out := []bus.Envelope{env}
@@ -111,12 +126,8 @@ func envelopesOf(file string, at time.Time, last *facts.CapacityData) ([]bus.Env
 	return append(out, bus.Envelope{Schema: bus.Schema(facts.KindDatasets), Host: EvalHost, Collector: "datasets", CollectedAt: at, Data: raw}), nil
 }
 
-// envelopeOf reads one saved output and wraps it as its collector would.
-func envelopeOf(file string, at time.Time, last *facts.CapacityData) (bus.Envelope, error) {
-	data, err := input.Read(file, input.MaxToolOutput)
-	if err != nil {
-		return bus.Envelope{}, fmt.Errorf("rules eval: %w", err)
-	}
+// envelopeOf wraps one saved output (data, read from file) as its collector would.
+func envelopeOf(file string, data []byte, at time.Time, last *facts.CapacityData) (bus.Envelope, error) {
 	// Pasted text (log prefixes, markdown fences, a config: fragment) reads
 	// as the output itself; nothing left is an empty input, not "no pools".
 	data = zfs.Unpaste(data)
@@ -217,7 +228,8 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Datasets: ds}, nil
 	}
 	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zpool import`, `zfs list -Hp -o name,used,avail,quota,refquota`, "+
-		"`zfs list -Hp -t filesystem,volume -o %s`, `zfs list -Hp -t snapshot -o name,creation,used -s creation` or `smartctl -j -a` output (zpool list: %v)",
+		"`zfs list -Hp -t filesystem,volume -o %s`, `zfs list -Hp -t snapshot -o name,creation,used -s creation` or `smartctl -j -a` output, "+
+		"nor a kernel log (dmesg, dmesg -T, journalctl -k, journalctl -k -o json, /dev/kmsg records) (zpool list: %v)",
 		strings.Join(zfs.DatasetPropColumns, ","), lerr)
 }
 

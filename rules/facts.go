@@ -41,15 +41,20 @@ func factHandlers() map[string]factHandler {
 		// The kernel's pool states; the watcher scope (PoolSuspended) judges them.
 		facts.KindPoolKstat: {observe: observeKstat},
 		// Events make the collectors poll status at once; the status rules
-		// then judge. Maintenance windows are not in this engine yet.
-		facts.KindZpoolEvent:  {},
+		// then judge. Delay and deadman events feed SlowIO and IOHung
+		// (rule_slow_io.go). Maintenance windows are not in this engine yet.
+		facts.KindZpoolEvent:  {observe: observeEvent},
 		facts.KindMaintenance: {},
 		facts.KindPoolImport:  {observe: observeImport},
 		facts.KindPoolForget:  {observe: observeForget},
 		facts.KindDatasets:    {dedupe: true, observe: observeDatasets},
 		// Not deduplicated: a listing that stays the same is the news of
 		// snapshots that stopped, and its time keeps it trusted.
-		facts.KindSnapshots: {observe: observeSnapshots},
+		facts.KindSnapshots:  {observe: observeSnapshots},
+		facts.KindKernelLog:  {correlate: true, observe: observeKernelLog},
+		facts.KindDisks:      {dedupe: true, observe: observeDisks},
+		facts.KindDiskForget: {observe: observeDiskForget},
+		facts.KindZFSVersion: {observe: observeZFSVersion},
 	}
 }
 
@@ -173,5 +178,27 @@ func observeHeartbeat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ tim
 		return err
 	}
 	e.noteHeartbeat(h, env, hb)
+	return nil
+}
+
+// observeEvent takes the zpool events SlowIO and IOHung read; the others
+// are proof of life.
+func observeEvent(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
+	var d facts.EventData
+	if err := decode(env, &d); err != nil {
+		return err
+	}
+	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
+		h.dirty = true
+	}
+	switch d.Class {
+	case "ereport.fs.zfs.deadman":
+		noteDeadman(h, &d.Event, e.cfg.SlowIO.Clear.D(), now)
+		e.evalPools(h, now)
+	case "ereport.fs.zfs.delay":
+		if noteDelay(h, &d.Event, now) && h.pools != nil {
+			e.evalStatus(h, now)
+		}
+	}
 	return nil
 }

@@ -156,7 +156,8 @@ func (e *Engine) groupKey(t *tracked) string {
 // every device one observation saw fail together. News arriving while the
 // group is recent waits group_wait, so a slower cascade (an enclosure
 // dropping its disks one by one) becomes one follow-up, not one page each.
-// Repeats, and the first page of an AtOnce alert, go at once.
+// Repeats, the first page of an AtOnce alert, and a group's first critical
+// page after warnings go at once.
 func (e *Engine) schedule(h *hostState, now time.Time) {
 	for _, t := range h.Alerts {
 		due, repeat := e.due(t, now)
@@ -170,6 +171,7 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 		at := now.Add(e.cfg.GroupWait.D())
 		first := t.LastSent == nil && t.A.State == alert.Firing
 		if last, ok := h.Flushed[t.Group]; repeat || first && e.rules.atOnce[t.A.Name] ||
+			first && t.A.Severity == alert.Critical && !e.criticalSentLately(h, t.Group, now) ||
 			g == nil && (!ok || now.Sub(last) >= e.cfg.GroupWait.D()) {
 			at = now
 		}
@@ -181,6 +183,19 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 			h.dirty = true
 		}
 	}
+}
+
+// criticalSentLately reports whether group had a critical page within
+// group_wait. The first critical of a group that only paged warnings (the
+// kernel's I/O errors, then ZFS faulting the disk) does not wait behind
+// them; a cascade of criticals still folds into one follow-up.
+func (e *Engine) criticalSentLately(h *hostState, group string, now time.Time) bool {
+	for _, t := range h.Alerts {
+		if t.Group == group && t.LastSent != nil && t.SentSeverity == alert.Critical && now.Sub(*t.LastSent) < e.cfg.GroupWait.D() {
+			return true
+		}
+	}
+	return false
 }
 
 // Due reports whether a notification is ready to go now, so that the

@@ -76,8 +76,9 @@ func TestForAndRepeat(t *testing.T) {
 // Names, config's list and the catalogue agree, in the order people know.
 func TestNamesMatchConfig(t *testing.T) {
 	want := []string{
-		namePoolState, namePoolSuspended, namePoolMissing, namePoolStatusMessage, nameVdevState, nameRedundancy,
+		namePoolState, namePoolSuspended, namePoolMissing, nameDiskVanished, nameZFSVersionMismatch, namePoolStatusMessage, nameVdevState, nameRedundancy,
 		nameVdevErrors, nameVdevErrorRate, namePoolDataErrors,
+		nameSlowIO, nameIOHung,
 		namePoolCapacity, nameDatasetQuota, namePoolFullForecast,
 		nameDatasetLocked, nameDatasetNotMounted, nameKeyFileProblem,
 		nameSnapshotStale, nameSnapshotCount, nameSnapshotSpace, nameReplicationStale, nameReplicationInterrupted,
@@ -86,6 +87,7 @@ func TestNamesMatchConfig(t *testing.T) {
 		nameSmartFailed, nameSmartAttribute, nameSmartCRC, nameSmartTemperature,
 		nameSmartSelfTest, nameSCSIGrownDefects, nameNVMeCriticalWarning,
 		nameNVMeMediaErrors, nameNVMeSpare, nameNVMeWearout,
+		nameKernelDiskErrors, nameLinkResets,
 		nameDiskIncident,
 		nameARCThrottle, nameARCHitRatio,
 		nameCollectorStale, nameHostSilent, nameCommandHangs, nameBlindSpot,

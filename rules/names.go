@@ -11,6 +11,8 @@ const (
 	nameVdevErrors             = "VdevErrors"
 	nameVdevErrorRate          = "VdevErrorRate"
 	namePoolDataErrors         = "PoolDataErrors"
+	nameSlowIO                 = "SlowIO"
+	nameIOHung                 = "IOHung"
 	namePoolCapacity           = "PoolCapacity"
 	nameDatasetQuota           = "DatasetQuota"
 	nameDatasetLocked          = "DatasetLocked"
@@ -46,6 +48,11 @@ const (
 	nameHostSilent             = "HostSilent"
 	nameCommandHangs           = "CommandHangs"
 	nameBlindSpot              = "MonitoringBlindSpot"
+	nameDiskVanished           = "DiskVanished"
+	nameZFSVersionMismatch     = "ZFSVersionMismatch"
+	// The kernel log.
+	nameKernelDiskErrors = "KernelDiskErrors"
+	nameLinkResets       = "LinkResets"
 )
 
 // Alerts about zwatch's own state storage. The daemon raises them, not a

@@ -224,10 +224,10 @@ func (e *Engine) keepsPool(h *hostState, pool string) bool {
 
 // keep marks a firing alert whose condition went unreported because its
 // pool is missing, and reports whether it was kept instead of resolved.
-// SMART alerts are about disks, which their own reports still judge;
+// SMART and kernel alerts are about disks, which their own facts still judge;
 // pending ones were never news.
 func (e *Engine) keep(h *hostState, t *tracked, scope string) bool {
-	if t.A.State != alert.Firing || strings.HasPrefix(scope, scopeSmart) {
+	if t.A.State != alert.Firing || strings.HasPrefix(scope, scopeSmart) || scope == scopeKernel {
 		return false
 	}
 	pool := t.A.Labels["pool"]
@@ -245,7 +245,7 @@ func (e *Engine) keep(h *hostState, t *tracked, scope string) bool {
 // pool's departure (zpool import finds the pool, a status from before the
 // export): it is about a pool that is not imported now.
 func (e *Engine) markReported(h *hostState, t *tracked, scope string) {
-	if scope == scopePools || strings.HasPrefix(scope, scopeSmart) {
+	if scope == scopePools || strings.HasPrefix(scope, scopeSmart) || scope == scopeKernel {
 		return
 	}
 	pool := t.A.Labels["pool"]

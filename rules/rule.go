@@ -82,6 +82,7 @@ const (
 	ScopeARC          Scope = "arc"           // arcEval: each ARC reading, and ticks without one
 	ScopeWatcher      Scope = "watcher"       // watcherEval: the host's collectors and heartbeat
 	ScopeCorrelate    Scope = "correlate"     // correlateEval: alerts of the other scopes joined by disk
+	ScopeKernel       Scope = "kernel"        // kernelEval: each disk the kernel log complained about (scope_kernel.go)
 )
 
 // evaluator is a rule's code; the engine runs each kind in its scope.
@@ -160,6 +161,7 @@ type ruleSet struct {
 	arc          []arcEval
 	watcher      []watcherEval
 	correlate    []correlateEval
+	kernel       []kernelEval
 	// defaultFor is each alert's pending duration unless rules.for overrides it.
 	defaultFor map[string]time.Duration
 	inhibit    []InhibitRule
@@ -189,6 +191,8 @@ func newRuleSet(catalogue []Rule) ruleSet {
 			s.watcher = append(s.watcher, ev)
 		case correlateEval:
 			s.correlate = append(s.correlate, ev)
+		case kernelEval:
+			s.kernel = append(s.kernel, ev)
 		}
 		for _, a := range r.Alerts {
 			s.defaultFor[a.Name] = a.For

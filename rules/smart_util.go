@@ -8,6 +8,7 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -114,8 +115,14 @@ func smartWhere(c *evalCtx, r *smart.Report) string {
 // smartRepl is the replacement context of a disk SMART complains about.
 func smartRepl(c *evalCtx, r *smart.Report) *alert.Replacement {
 	id := identityOf(r)
-	rp := &alert.Replacement{Disk: &id}
-	if l := c.h.leafOfSerial(r.Serial); l != nil {
+	return diskRepl(c, r.Serial, &id)
+}
+
+// diskRepl is the replacement context of the disk with serial: where it
+// sits in a pool, if it does, and the margin left there.
+func diskRepl(c *evalCtx, serial string, id *disk.Identity) *alert.Replacement {
+	rp := &alert.Replacement{Disk: id}
+	if l := c.h.leafOfSerial(serial); l != nil {
 		rp.Pool, rp.TopVdev, rp.VdevPath, rp.VdevGUID, rp.VdevState, rp.Was = l.Pool, l.Top, l.Path, l.GUID, l.State, l.Was
 		if rp.VdevPath == "" {
 			rp.VdevPath = l.Name

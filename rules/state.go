@@ -51,11 +51,20 @@ type hostState struct {
 	Stream  string            `json:"stream,omitempty"`
 	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
 	Hangs *hangState `json:"hangs,omitempty"`
+	// SlowIO is what SlowIO and IOHung remember (rule_slow_io.go).
+	SlowIO *slowIOState `json:"slow_io,omitempty"`
 	// KnownPools are the pools this host has had imported, at most
 	// maxKnownPools, and Forgotten those the owner said are gone for good
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
+	// SeenDisks are the disks the inventory listed, by serial (DiskVanished),
+	// and ZFSVersion the last zfs version fact (ZFSVersionMismatch).
+	SeenDisks  map[string]*seenDisk  `json:"seen_disks,omitempty"`
+	ZFSVersion *facts.ZFSVersionData `json:"zfs_version,omitempty"`
+	// Kernel is what the kernel logged about each disk, at most
+	// maxKernelDisks of them (scope_kernel.go).
+	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
@@ -109,6 +118,9 @@ type tracked struct {
 	// are missing; it stays firing, marked, until the pool is back or
 	// forgotten (pools.go).
 	Kept bool `json:"kept,omitempty"`
+	// IncidentBase is News when the alert became a part of a DiskIncident:
+	// only growth past it is news for the incident (correlate.go).
+	IncidentBase *uint64 `json:"incident_base,omitempty"`
 }
 
 type groupState struct {

@@ -4,7 +4,9 @@
 # ZFS collectors polling every 10 s against stand-in zpool/zfs scripts that
 # print the real OpenZFS 2.3.2 outputs of testdata/captured/zfs-2.3.2/a.*
 # (and k1/k7 for the datasets, snapshots and zpool import collectors, at
-# their default intervals), SMART off. Prints VmRSS/VmHWM after 32 s and 62 s and the CPU used between.
+# their default intervals; l0 for zfs version), SMART off, the kernel log
+# follower reading this machine's /dev/kmsg and the disk inventory its sysfs.
+# Prints VmRSS/VmHWM after 32 s and 62 s and the CPU used between.
 # Usage: scripts/footprint.sh [BINARY]   (default bin/zwatch; build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,8 @@ SH
 cat >"$work/bin/zfs" <<SH
 #!/bin/sh
 case "\$*" in
+"version -j") exec cat $cap/l0-version.zfs-version-j.json ;;
+"version") exec cat $cap/l0-version.zfs-version.txt ;;
 "list -Hp -t filesystem,volume "*) exec cat $cap/k1-healthy.zfs-list-datasets.txt ;;
 "list -Hp -t snapshot "*) exec cat $cap/k1-healthy.zfs-list-snapshots.txt ;;
 esac

@@ -25,6 +25,8 @@ func addFixtureSeeds(f *testing.F, dirs ...string) {
 
 func FuzzParseStatusText(f *testing.F) {
 	addFixtureSeeds(f, "zpool-status")
+	// The slow-I/O captures (l5, l6): the SLOW column, with and without -p.
+	addCapturedSeeds(f, "l[56]-*zpool-status-s*.txt")
 	// Synthetic seeds (not real output): edge shapes for the tree builder.
 	f.Add([]byte("  pool: x\nconfig:\n\tNAME STATE\n\tx ONLINE 0 0 0\n\t      deep ONLINE 1 2 3\n\tspares\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -82,6 +84,8 @@ func FuzzParseStatusJSON(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// The slow-I/O captures (l5, l6): slow_ios of every leaf.
+	addCapturedSeeds(f, "l[56]-*zpool-status*.json")
 	// Synthetic seeds (not real output): flat layout and odd value kinds.
 	f.Add([]byte(`{"pools":{"t":{"name":"t","vdevs":{"t":{"vdev_type":"root"},"a":{"parent":"t","class":"log","read_errors":"1.2K"}},"scan_stats":{"function":"SCRUB","state":"SCANNING","to_examine":10,"skipped":20}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -91,6 +95,8 @@ func FuzzParseStatusJSON(f *testing.F) {
 
 func FuzzParseEvents(f *testing.F) {
 	addFixtureSeeds(f, "zpool-events")
+	// The delay and deadman events of capture step l (l5, l6).
+	addCapturedSeeds(f, "l[56]-*zpool-events-v.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = parseEventsIn(bytes.NewReader(data), time.UTC, func(Event) error { return nil })
 	})

@@ -162,10 +162,14 @@ func newRulesCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	eval := &cobra.Command{
 		Use:   "eval FILE...",
-		Short: "Evaluate the rules on saved zpool status / zpool list -Hp / smartctl -j outputs, in order",
+		Short: "Evaluate the rules on saved zpool status / zpool list -Hp / smartctl -j outputs and kernel logs, in order",
 		Long: `Take each FILE — a saved 'zpool status' (text or -j), 'zpool list -Hp' or
-'smartctl -j -a' output — as successive observations from one host, in the
-order given, and print the alerts firing and resolved after the last one.
+'smartctl -j -a' output, or a kernel log ('dmesg', 'dmesg -T', 'journalctl -k',
+'journalctl -k -o json', /var/log/kern.log or raw /dev/kmsg records) — as
+successive observations from one host, in the order given, and print the
+alerts firing and resolved after the last one. A kernel log is taken as just
+written (its last line is now); its disks are named as the kernel names
+them (sdb, ata3, usb 2-1), since the machine it came from is not here.
 The config's rules section (thresholds, overrides) applies. JSON schema:
 docs/alert-schema.md. Pasted 'zpool status' text is read as 'zwatch status
 --input' reads it (log prefixes, markdown fences, a fragment from 'config:');

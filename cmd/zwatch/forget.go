@@ -38,22 +38,8 @@ server).`,
 			if err := validPoolName(pool); err != nil {
 				return withCode(exitUsage, err)
 			}
-			l, err := g.loadConfig()
+			host, err := publishForget(cmd, g, host, facts.KindPoolForget, "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()})
 			if err != nil {
-				return err
-			}
-			if host == "" {
-				host = l.Config.Host
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 20*time.Second)
-			defer cancel()
-			b, err := openBusFor(ctx, &l.Config)
-			if err != nil {
-				return withCode(exitNoData, err)
-			}
-			defer b.Close()
-			pub := &collectors.BusPublisher{Bus: b, Host: host}
-			if err := pub.Publish(ctx, facts.KindPoolForget, "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()}); err != nil {
 				return fmt.Errorf("forget pool %s: %w", pool, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "zwatch forgets pool %s on %s: its PoolMissing alert and the alerts it kept resolve (see zwatch alerts).\n", pool, host)
@@ -62,6 +48,28 @@ server).`,
 	}
 	cmd.Flags().StringVar(&host, "host", "", "the host whose pool it is (default: this host's host:)")
 	return cmd
+}
+
+// publishForget sends a forget fact of kind as collector for host (this
+// host's when ""), through the running daemon's bus or, with none running,
+// the store itself; it returns the host it was sent for.
+func publishForget(cmd *cobra.Command, g *globals, host, kind, collector string, data any) (string, error) {
+	l, err := g.loadConfig()
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		host = l.Config.Host
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 20*time.Second)
+	defer cancel()
+	b, err := openBusFor(ctx, &l.Config)
+	if err != nil {
+		return "", withCode(exitNoData, err)
+	}
+	defer b.Close()
+	pub := &collectors.BusPublisher{Bus: b, Host: host}
+	return host, pub.Publish(ctx, kind, collector, data)
 }
 
 // validPoolName applies OpenZFS's pool name rules (zfs_namecheck.c

@@ -13,7 +13,7 @@ import (
 // addCommands adds the commands beyond the basic four.
 func addCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newDisksCmd(g), newReplaceCmd(g), newProvisionCmd(g), newAlertsCmd(g), newRulesCmd(g), newNotifyCmd(g))
-	root.AddCommand(newSimulateCmd(g), newFleetCmd(g), newForgetPoolCmd(g))
+	root.AddCommand(newSimulateCmd(g), newFleetCmd(g), newForgetPoolCmd(g), newForgetDiskCmd(g))
 }
 
 // runOptions injects the replacement guide into the notifiers: every disk
