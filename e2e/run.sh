@@ -198,9 +198,9 @@ n_pass=$(awk -F'\t' '$3=="PASS"' "$ZW_E2E_OUT/results.tsv" | wc -l)
 n_fail=$(awk -F'\t' '$3=="FAIL"' "$ZW_E2E_OUT/results.tsv" | wc -l)
 say "$n_pass passed, $n_fail failed, $(( T_END - T_START )) s; results in $ZW_E2E_OUT"
 
-# A full run that passed writes its figures into docs/benchmarks.md (between the markers), so the
-# figures there always come from one whole run with the command that produced it. Subset runs and
-# failed runs leave the file alone; ZW_E2E_DOCS=0 never writes it.
+# With ZW_E2E_DOCS=1, a full run that passed writes its figures into docs/benchmarks.md (between
+# the markers), so the figures there always come from one whole run with the command that produced
+# it. Without it, and for subset or failed runs, the tracked tree is left as it was.
 write_docs() {
   local doc=$ZW_E2E_REPO/docs/benchmarks.md begin='<!-- BEGIN e2e/run.sh figures -->' end='<!-- END e2e/run.sh figures -->'
   grep -qF "$begin" "$doc" && grep -qF "$end" "$doc" || { say "docs/benchmarks.md has no e2e markers; not written"; return 0; }
@@ -208,7 +208,7 @@ write_docs() {
   [ "${want[*]}" = "${ALL[*]}" ] && cmd="make e2e E2E_ARGS=all"
   {
     echo "$begin"
-    echo "Written by \`e2e/run.sh\` after a full run that passed: \`$cmd\`, $(date -u '+%Y-%m-%d %H:%M') UTC,"
+    echo "Written by \`e2e/run.sh\` after a full run that passed: \`ZW_E2E_DOCS=1 $cmd\`, $(date -u '+%Y-%m-%d %H:%M') UTC,"
     echo "$n_pass of $n_pass checks passed, **$(( (T_END - T_START) / 60 )) min $(( (T_END - T_START) % 60 )) s** in all (build $(( T_BUILT - T_START )) s$img);"
     echo "accelerator $(cat "$VMDIR23/accel" 2>/dev/null || echo '?'), host $(nproc) cores. Guest clock unless the last column says otherwise."
     echo
@@ -223,7 +223,7 @@ write_docs() {
     !skip' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
   say "figures written to docs/benchmarks.md"
 }
-if [ "$n_fail" = 0 ] && [ "$n_pass" -gt 0 ] && [ "${ZW_E2E_DOCS:-1}" != 0 ] \
+if [ "$n_fail" = 0 ] && [ "$n_pass" -gt 0 ] && [ "${ZW_E2E_DOCS:-0}" = 1 ] \
    && { [ "${want[*]}" = "${DEFAULT[*]}" ] || [ "${want[*]}" = "${ALL[*]}" ]; }; then
   write_docs
 fi
