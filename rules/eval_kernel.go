@@ -137,14 +137,11 @@ func kernelEnvelopes(file string, data []byte, at time.Time, cfg config.KernelRu
 }
 
 // evalRef names a disk as the kernel does, folding the names of one disk
-// together where no sysfs can: a partition is its disk (sdb1 → sdb), and the
-// first device on a SATA port is the port (ata3.00 → ata3; a port multiplier's
-// ata3.01 stays apart).
+// together where no sysfs can: the first device on a SATA port is the port
+// (ata3.00 → ata3; a port multiplier's ata3.01 stays apart). Classify has
+// already made a partition its disk (sdb1 → sdb).
 func evalRef(r kernlog.Ref) kernlog.Ref {
-	switch r.Kind {
-	case "block":
-		r.Name = wholeDisk(r.Name)
-	case "ata":
+	if r.Kind == "ata" {
 		r.Name = strings.TrimSuffix(r.Name, ".00")
 	}
 	return r

@@ -96,7 +96,7 @@ func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, 
 	if k.Example != "" {
 		desc += "\nThe kernel said, for example: " + k.Example
 	}
-	ev := map[string]string{"ref": d.Ref, "bursts": fmt.Sprint(bursts), "records": itoa(k.Total),
+	ev := map[string]string{"ref": d.Ref, "bursts": fmt.Sprint(bursts), "records": itoa(k.total()),
 		"first": k.First.UTC().Format(time.RFC3339), "last": k.Last.UTC().Format(time.RFC3339)}
 	for kind, n := range k.Counts {
 		ev[kind] = itoa(n)

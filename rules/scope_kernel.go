@@ -48,14 +48,22 @@ type kernelEpisode struct {
 	// First and Last are the first and the latest record of the episode.
 	First time.Time `json:"first,omitzero"`
 	Last  time.Time `json:"last,omitzero"`
-	// Counts are the records by kernlog.Kind, Total their sum.
+	// Counts are the records by kernlog.Kind.
 	Counts map[string]uint64 `json:"counts,omitempty"`
-	Total  uint64            `json:"total,omitempty"`
 	// Example is a message of the latest fact, cut to maxKernelText bytes.
 	Example string `json:"example,omitempty"`
 }
 
-func (k *kernelEpisode) active() bool { return k.Total > 0 }
+func (k *kernelEpisode) active() bool { return k.total() > 0 }
+
+// total is the number of records of the episode.
+func (k *kernelEpisode) total() uint64 {
+	var n uint64
+	for _, c := range k.Counts {
+		n += c
+	}
+	return n
+}
 
 // largest is the count of the episode's most frequent kind.
 func (k *kernelEpisode) largest() uint64 {
@@ -88,7 +96,6 @@ func (k *kernelEpisode) add(counts map[string]uint64, first, last time.Time, exa
 	for kind, c := range counts {
 		k.Counts[kind] += c
 	}
-	k.Total += n
 	if last.After(k.Last) {
 		k.Last = last
 	}
