@@ -11,7 +11,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/zwatch/zwatch/daemon.Version=${VERSION}" -o /out/zwatch ./cmd/zwatch
+ARG BUILD_DATE=
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/zwatch/zwatch/daemon.Version=${VERSION} -X github.com/zwatch/zwatch/daemon.BuildDate=${BUILD_DATE}" -o /out/zwatch ./cmd/zwatch
 
 FROM debian:bookworm-slim
 # zfsutils-linux is in Debian's contrib component. The userland must match the

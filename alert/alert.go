@@ -65,6 +65,18 @@ type Alert struct {
 	EndsAt      *time.Time        `json:"ends_at,omitempty"`
 	// Replacement is set for disk problems: what the replacement guide needs.
 	Replacement *Replacement `json:"replacement,omitempty"`
+	// Silenced is set where alerts are shown (zwatch alerts, the status
+	// page) on one a silence keeps from being sent; never in a notification.
+	Silenced *Silenced `json:"silenced,omitempty"`
+}
+
+// Silenced says which silence keeps an alert from being sent (package
+// silence), until when, who made it and why.
+type Silenced struct {
+	ID        string    `json:"id"`
+	EndsAt    time.Time `json:"ends_at"`
+	CreatedBy string    `json:"created_by"`
+	Comment   string    `json:"comment"`
 }
 
 // Replacement is the live context for a guided disk replacement.

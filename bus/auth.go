@@ -66,13 +66,14 @@ func AgentUser(host string) string { return Token(host) }
 func AgentInbox(host string) string { return "_INBOX_" + Token(host) }
 
 // AgentPermissions are what docs/fleet.md gives an agent on an external
-// cluster: publish its own facts but no alert, receive only the replies to
-// its own inbox (JetStream publish acknowledgements). No $JS.API, so it can
-// neither read nor purge a stream or the state bucket.
+// cluster: publish its own facts, but no alert and nothing into its history
+// (the server's record of what it sent); receive only the replies to its own
+// inbox (JetStream publish acknowledgements). No $JS.API, so it can neither
+// read nor purge a stream or the state bucket.
 func AgentPermissions(host string) *server.Permissions {
 	t := Token(host)
 	return &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{"zwatch." + Version + "." + t + ".>"}, Deny: []string{Subject(host, KindAlert)}},
+		Publish:   &server.SubjectPermission{Allow: []string{"zwatch." + Version + "." + t + ".>"}, Deny: []string{Subject(host, KindAlert), Subject(host, KindHistory) + ".>"}},
 		Subscribe: &server.SubjectPermission{Allow: []string{AgentInbox(host) + ".>"}},
 	}
 }

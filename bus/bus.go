@@ -49,6 +49,9 @@ type Options struct {
 	FactsMaxAge   time.Duration
 	FactsMaxBytes int64
 	AlertsMaxAge  time.Duration
+	// HistoryMaxBytes is what the history's streams may hold together on
+	// the embedded store (0: history off); the store's limit counts it.
+	HistoryMaxBytes int64
 
 	// FactSubjects are the subjects of the facts stream (facts.StreamSubjects);
 	// required unless NoStreams.
@@ -200,11 +203,13 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 		{
 			Name: StreamFacts, Subjects: o.FactSubjects, Storage: jetstream.FileStorage,
 			MaxAge: factsAge, MaxBytes: factsBytes, Discard: jetstream.DiscardOld, Replicas: rep,
+			AllowDirect: true, // the views' batched reads (direct.go)
 			Description: "zwatch collector messages (buffer between agents and the rule engine)",
 		},
 		{
 			Name: StreamAlerts, Subjects: AlertSubjects, Storage: jetstream.FileStorage,
 			MaxAge: alertsAge, MaxBytes: sizes.Alerts, Discard: jetstream.DiscardOld, Replicas: rep,
+			AllowDirect: true,
 			Description: "zwatch notifications (durable outbox: one consumer per channel)",
 		},
 	}
@@ -293,10 +298,29 @@ func (b *Bus) ClientURL() string {
 	return b.server.srv.ClientURL()
 }
 
+// closeReconnectWait is how long Close gives a reconnecting connection to
+// reach another node: ReconnectWait (1s) and a TLS handshake.
+const closeReconnectWait = 3 * time.Second
+
 // Close drains the connection (in-flight messages are delivered) and shuts
-// the embedded server down cleanly so JetStream files are consistent.
+// the embedded server down cleanly so JetStream files are consistent. A
+// connection that is reconnecting — the cluster node it was on has just
+// failed — first gets closeReconnectWait to reach another: nats.go's Drain
+// closes a reconnecting connection at once and drops what it buffered,
+// which includes the outbox's hand-back of the notifications it still held
+// (they would wait for AckWait) and its acknowledgements. With nothing
+// buffered it does not wait.
 func (b *Bus) Close() {
 	if b.NC != nil {
+		deadline := time.Now().Add(closeReconnectWait)
+		for b.NC.IsReconnecting() && time.Now().Before(deadline) {
+			// Nothing buffered, nothing to lose: a client that never
+			// reached a server (zwatch check on a dead bus) ends at once.
+			if n, err := b.NC.Buffered(); err != nil || n == 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		if err := b.NC.Drain(); err == nil {
 			deadline := time.Now().Add(5 * time.Second)
 			for !b.NC.IsClosed() && time.Now().Before(deadline) {

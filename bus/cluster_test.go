@@ -44,7 +44,7 @@ func TestNATSClusterConfigsLoad(t *testing.T) {
 				agent = true
 				p := u.Permissions
 				if p == nil || p.Publish == nil || p.Subscribe == nil ||
-					!slices.Equal(p.Publish.Allow, []string{"zwatch.v1.nas1.>"}) || !slices.Equal(p.Publish.Deny, []string{"zwatch.v1.nas1.alert"}) ||
+					!slices.Equal(p.Publish.Allow, []string{"zwatch.v1.nas1.>"}) || !slices.Equal(p.Publish.Deny, []string{"zwatch.v1.nas1.alert", "zwatch.v1.nas1.history.>"}) ||
 					!slices.Equal(p.Subscribe.Allow, []string{"_INBOX_nas1.>"}) {
 					t.Errorf("nas1 permissions %+v", p)
 				}

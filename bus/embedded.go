@@ -267,6 +267,9 @@ func LocalClient(o Options) (Options, error) {
 	}
 	o.URL, o.Listen = scheme+"://"+net.JoinHostPort(host, port), ""
 	o.User, o.Password, o.CredsFile = a.Server.User, a.Server.Password, ""
+	// The daemon owns its streams, sized to its filesystem: a command
+	// asking for the full sizes would be refused by a shrunk store.
+	o.NoStreams = true
 	return o, nil
 }
 
@@ -301,6 +304,7 @@ func localListenerClient(o Options) (Options, error) {
 	}
 	conn.Close()
 	o.URL, o.User, o.Password, o.CredsFile = url, a.Server.User, a.Server.Password, ""
+	o.NoStreams = true // the daemon's, as in LocalClient
 	return o, nil
 }
 

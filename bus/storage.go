@@ -49,10 +49,12 @@ type statfsFunc func(dir string) (free, total uint64, err error)
 // max_file_store.
 type StoreSizes struct {
 	Facts, Alerts, DeadLetter, Buckets int64
+	// History is what the history's streams may hold together (0: none).
+	History int64
 }
 
 // Total is the store limit: max_file_store.
-func (z StoreSizes) Total() int64 { return z.Facts + z.Alerts + z.DeadLetter + z.Buckets }
+func (z StoreSizes) Total() int64 { return z.Facts + z.Alerts + z.DeadLetter + z.Buckets + z.History }
 
 // wantedSizes are the bounds o asks for.
 func wantedSizes(o Options) StoreSizes {
@@ -60,12 +62,15 @@ func wantedSizes(o Options) StoreSizes {
 	if facts <= 0 {
 		facts = defaultFactsBytes
 	}
-	return StoreSizes{Facts: facts, Alerts: AlertsMaxBytes, DeadLetter: DeadLetterMaxBytes, Buckets: bucketsBytes}
+	return StoreSizes{Facts: facts, Alerts: AlertsMaxBytes, DeadLetter: DeadLetterMaxBytes, Buckets: bucketsBytes, History: max(o.HistoryMaxBytes, 0)}
 }
 
 // smallestSizes are the floors a store shrunk to fit its filesystem keeps:
 // still hours of facts and thousands of notifications.
 var smallestSizes = StoreSizes{Facts: 8 << 20, Alerts: 16 << 20, DeadLetter: 4 << 20, Buckets: 16 << 20}
+
+// smallestHistory is the history's floor when it is on: a few months.
+const smallestHistory = 4 << 20
 
 // StoreLimit is the embedded store's max_file_store for o when its
 // filesystem has room: the streams' MaxBytes (facts, alerts, dead letters)
@@ -89,6 +94,9 @@ func fitStore(storeDir string, o Options, statfs statfsFunc) (z StoreSizes, shru
 		return want, false, nil
 	}
 	floor := smallestSizes
+	if want.History > 0 {
+		floor.History = min(smallestHistory, want.History)
+	}
 	if budget < floor.Total() {
 		need := uint64(floor.Total()) / 3 * 4
 		return want, false, fmt.Errorf("bus store %s: %s free of %s (the store holds %s), needs at least %s free (smallest store %s + a quarter spare): free space there, or move state_dir to a larger filesystem",
@@ -98,11 +106,12 @@ func fitStore(storeDir string, o Options, statfs statfsFunc) (z StoreSizes, shru
 	// proportion to what each wanted beyond it.
 	excess := func(w, f int64) int64 { return max(w-f, 0) }
 	wanted := excess(want.Facts, floor.Facts) + excess(want.Alerts, floor.Alerts) +
-		excess(want.DeadLetter, floor.DeadLetter) + excess(want.Buckets, floor.Buckets)
+		excess(want.DeadLetter, floor.DeadLetter) + excess(want.Buckets, floor.Buckets) + excess(want.History, floor.History)
 	share := float64(budget-floor.Total()) / float64(wanted)
 	scale := func(w, f int64) int64 { return f + int64(float64(excess(w, f))*share) }
 	z = StoreSizes{Facts: scale(want.Facts, floor.Facts), Alerts: scale(want.Alerts, floor.Alerts),
-		DeadLetter: scale(want.DeadLetter, floor.DeadLetter), Buckets: scale(want.Buckets, floor.Buckets)}
+		DeadLetter: scale(want.DeadLetter, floor.DeadLetter), Buckets: scale(want.Buckets, floor.Buckets),
+		History: scale(want.History, floor.History)}
 	return z, true, nil
 }
 

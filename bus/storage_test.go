@@ -179,3 +179,21 @@ func TestEmbeddedShrinksToFit(t *testing.T) {
 		t.Errorf("publish on the shrunk store: %v", err)
 	}
 }
+
+// TestFitStoreCountsHistory: the history's streams count toward the limit,
+// and shrink with the rest down to their own floor.
+func TestFitStoreCountsHistory(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{HistoryMaxBytes: 64 << 20}
+	fake := func(free uint64) statfsFunc {
+		return func(string) (uint64, uint64, error) { return free, 8 << 30, nil }
+	}
+	z, shrunk, err := fitStore(dir, o, fake(8<<30))
+	if err != nil || shrunk || z.History != 64<<20 || z.Total() != StoreLimit(Options{})+64<<20 {
+		t.Errorf("room for all: %+v shrunk=%v %v", z, shrunk, err)
+	}
+	z, shrunk, err = fitStore(dir, o, fake(400<<20))
+	if err != nil || !shrunk || z.History < smallestHistory || z.History >= 64<<20 {
+		t.Errorf("400 MiB free: %+v shrunk=%v %v", z, shrunk, err)
+	}
+}

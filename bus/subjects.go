@@ -17,6 +17,10 @@ const Version = "v1"
 // The kinds of fact are listed in package facts.
 const KindAlert = "alert"
 
+// KindHistory is the subject token under which the server keeps each host's
+// history, zwatch.v1.<host>.history.> (package history).
+const KindHistory = "history"
+
 // Schema names the data layout of an envelope, e.g. zwatch.v1.zpool.status.
 func Schema(kind string) string { return "zwatch." + Version + "." + kind }
 

@@ -47,6 +47,8 @@ type Config struct {
 	Rules       RulesConfig       `yaml:"rules"`
 	Notify      NotifyConfig      `yaml:"notify"`
 	Fleet       FleetConfig       `yaml:"fleet"`
+	HTTP        HTTPConfig        `yaml:"http"`
+	History     HistoryConfig     `yaml:"history"`
 }
 
 // Roles of a zwatch process (key role, flag --role).
@@ -230,6 +232,8 @@ func Default() Config {
 		Maintenance: DefaultMaintenance(),
 		Rules:       DefaultRules(),
 		Notify:      DefaultNotify(),
+		HTTP:        HTTPConfig{Listen: DefaultHTTPListen},
+		History:     DefaultHistory(),
 	}
 }
 
@@ -421,6 +425,8 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 		errs.add("fleet.lease_ttl", FormatDuration(c.Fleet.LeaseTTL.D()), "too long: at most 5m (a standby server waits this long to take over)")
 	}
 	c.Maintenance.validate("maintenance", errs)
+	c.HTTP.validate(errs)
+	c.History.validate(errs)
 	c.Rules.validate("rules", errs, cat.Rules)
 	c.Notify.validate("notify", errs, cat)
 }

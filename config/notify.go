@@ -24,7 +24,8 @@ type NotifyConfig struct {
 	// RetryFor is how long a channel keeps retrying one notification before
 	// it is dead-lettered and reported through the other channels.
 	RetryFor Duration `yaml:"retry_for"`
-	// RetryInitial is the first retry delay; it doubles up to RetryMax.
+	// RetryInitial is how long a failing channel waits before its probe
+	// asks the service again; it doubles up to RetryMax.
 	RetryInitial Duration `yaml:"retry_initial"`
 	RetryMax     Duration `yaml:"retry_max"`
 	// SendTimeout bounds one delivery attempt to one service.
@@ -59,6 +60,9 @@ type ChannelSettings interface {
 // ChannelConfig is one destination: the keys every channel has, and the
 // settings its type decoded from the rest of the entry. Keys that belong to
 // other types are refused, so a pasted block for the wrong service is noticed.
+// A channel may also be written as one URL (url: ntfy://ntfy.sh/mytopic)
+// instead of a type and its keys; the type its scheme names decodes it into
+// the same settings.
 type ChannelConfig struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"`
@@ -74,6 +78,10 @@ type ChannelConfig struct {
 	// entry is the channel as written, kept until the catalogue says which
 	// type decodes the rest of it.
 	entry *yaml.Node
+	// scheme and maskedURL are those of a channel written as a URL: the
+	// scheme names it when the entry does not, and check-config shows the
+	// URL with its credentials masked.
+	scheme, maskedURL string
 }
 
 // channelKeys are the keys every channel has, as ChannelConfig holds them.
@@ -134,6 +142,13 @@ func (c ChannelConfig) MarshalYAML() (any, error) {
 	var out yaml.Node
 	if err := out.Encode(channelKeys{Name: c.Name, Type: c.Type, MinSeverity: c.MinSeverity, SendResolved: c.SendResolved, Route: c.Route}); err != nil {
 		return nil, fmt.Errorf("channel %s: %w", c.Name, err)
+	}
+	if c.maskedURL != "" {
+		for i := 0; i+1 < len(out.Content); i += 2 {
+			if out.Content[i].Value == "type" {
+				out.Content[i+1].LineComment = "from url: " + c.maskedURL
+			}
+		}
 	}
 	if c.Settings != nil {
 		var own yaml.Node
@@ -209,6 +224,7 @@ func checkChannels(root *yaml.Node, cat Catalog, errs *Errors) {
 			continue
 		}
 		typ, _ := cat.ChannelType(scalarAt(e, "type"))
+		asURL := urlForm(e) != nil
 		first := map[string]int{}
 		for j := 0; j+1 < len(e.Content); j += 2 {
 			k, v := e.Content[j], e.Content[j+1]
@@ -220,6 +236,12 @@ func checkChannels(root *yaml.Node, cat Catalog, errs *Errors) {
 			first[k.Value] = k.Line
 			one := mappingLike(e)
 			one.Content = []*yaml.Node{k, v}
+			if asURL && k.Value == "url" {
+				for _, pr := range yamlcheck.Check(one, reflect.TypeFor[urlKey](), yamlcheck.Options{}) {
+					found.addProblem(under(p, pr))
+				}
+				continue
+			}
 			if slices.Contains(commonChannelKeys, k.Value) {
 				for _, pr := range yamlcheck.Check(one, reflect.TypeFor[channelKeys](), yamlcheck.Options{}) {
 					found.addProblem(under(p, pr))
@@ -274,11 +296,14 @@ func (n *NotifyConfig) validate(p string, errs *Errors, cat Catalog) {
 		errs.add(p+".retry_max", FormatDuration(n.RetryMax.D()), "must be at least retry_initial (%s)", FormatDuration(n.RetryInitial.D()))
 	}
 	positive(errs, p+".send_timeout", n.SendTimeout, 100*time.Millisecond)
+	for i := range n.Channels {
+		n.Channels[i].validate(fmt.Sprintf("%s.channels[%d]", p, i), errs, cat)
+	}
+	n.nameURLChannels()
 	seen := map[string]string{}
 	for i := range n.Channels {
 		c := &n.Channels[i]
 		cp := fmt.Sprintf("%s.channels[%d]", p, i)
-		c.validate(cp, errs, cat)
 		if strings.TrimSpace(c.Name) == "" {
 			continue
 		}
@@ -294,16 +319,38 @@ func (n *NotifyConfig) validate(p string, errs *Errors, cat Catalog) {
 }
 
 // validate checks the common keys, then has the channel's type decode and
-// validate the rest of the entry into Settings.
+// validate the rest of the entry into Settings; a channel written as a URL
+// is decoded by the type its scheme names.
 func (c *ChannelConfig) validate(p string, errs *Errors, cat Catalog) {
+	if e := resolve(c.entry); urlForm(e) != nil {
+		c.validateCommon(p, errs)
+		c.decodeURL(p, e, urlForm(e), errs, cat)
+		return
+	}
 	if strings.TrimSpace(c.Name) == "" {
 		errs.add(p+".name", nil, "empty: name the channel, e.g. ops-mail (it names its delivery queue)")
 	}
 	ct, known := cat.ChannelType(c.Type)
 	if !known {
+		if c.Type == "" && len(cat.channelSchemes()) > 0 {
+			errs.add(p+".type", nil, "empty: set one of %s, or write the channel as one url: such as ntfy://ntfy.sh/mytopic", strings.Join(cat.ChannelTypeNames(), ", "))
+			return
+		}
 		errs.add(p+".type", c.Type, "must be one of %s", strings.Join(cat.ChannelTypeNames(), ", "))
 		return
 	}
+	c.validateCommon(p, errs)
+	if c.entry != nil {
+		own := c.rejectForeignKeys(p, errs, ct)
+		c.Settings = ct.Decode(own, p, errs)
+	}
+	if c.Settings != nil {
+		c.Settings.Validate(p, errs)
+	}
+}
+
+// validateCommon checks the keys every channel has besides its name.
+func (c *ChannelConfig) validateCommon(p string, errs *Errors) {
 	if c.MinSeverity != "" {
 		oneOf(errs, p+".min_severity", strings.ToLower(c.MinSeverity), "info", "warning", "critical")
 	}
@@ -316,13 +363,6 @@ func (c *ChannelConfig) validate(p string, errs *Errors, cat Catalog) {
 		if strings.TrimSpace(pool) == "" {
 			errs.add(fmt.Sprintf("%s.route.pools[%d]", p, i), nil, "empty: name a pool")
 		}
-	}
-	if c.entry != nil {
-		own := c.rejectForeignKeys(p, errs, ct)
-		c.Settings = ct.Decode(own, p, errs)
-	}
-	if c.Settings != nil {
-		c.Settings.Validate(p, errs)
 	}
 }
 

@@ -16,6 +16,10 @@ type RulesConfig struct {
 	// GroupWait gathers alerts that start together (an enclosure losing six
 	// disks) into one notification.
 	GroupWait Duration `yaml:"group_wait"`
+	// GroupInterval is the least time between two notifications of one
+	// alert when only its count grew or a new event of its kind came (as
+	// Alertmanager's group_interval): the later count goes in one follow-up.
+	GroupInterval Duration `yaml:"group_interval"`
 	// RepeatCritical and RepeatWarning: how often a still-firing alert is sent again.
 	RepeatCritical Duration `yaml:"repeat_critical"`
 	RepeatWarning  Duration `yaml:"repeat_warning"`
@@ -233,6 +237,7 @@ type WatcherRules struct {
 func DefaultRules() RulesConfig {
 	return RulesConfig{
 		GroupWait:      Duration(10 * time.Second),
+		GroupInterval:  Duration(5 * time.Minute),
 		RepeatCritical: Duration(4 * time.Hour),
 		RepeatWarning:  Duration(24 * time.Hour),
 		GroupBy:        []string{"pool"},
@@ -274,6 +279,9 @@ func DefaultRules() RulesConfig {
 func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
 	if r.GroupWait.D() < 0 || r.GroupWait.D() > 10*time.Minute {
 		errs.add(p+".group_wait", FormatDuration(r.GroupWait.D()), "must be between 0s and 10m")
+	}
+	if r.GroupInterval.D() < 0 || r.GroupInterval.D() > time.Hour {
+		errs.add(p+".group_interval", FormatDuration(r.GroupInterval.D()), "must be between 0s and 1h")
 	}
 	positive(errs, p+".repeat_critical", r.RepeatCritical, time.Minute)
 	positive(errs, p+".repeat_warning", r.RepeatWarning, time.Minute)

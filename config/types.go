@@ -113,6 +113,12 @@ func (s Secret) String() string {
 // IsSet reports whether a value is present.
 func (s Secret) IsSet() bool { return s.Value != "" }
 
+// Part is v, a piece of s (the token inside a channel URL): it counts as
+// written where s was, and prints masked with s's origin.
+func (s Secret) Part(v string) Secret {
+	return Secret{Value: v, Literal: s.Literal && v != "", source: s.source}
+}
+
 // maxSecretFile bounds a secret file: a token or password is bytes, not
 // megabytes, and a path pasted wrong (a log, a device) must not be read whole.
 const maxSecretFile = 64 << 10

@@ -87,22 +87,49 @@ func (c *canary) wait(ctx context.Context, done <-chan struct{}, d time.Duration
 	return false
 }
 
+// canaryResets bounds how many times in a row nats.go tries to recreate
+// the sink's ordered consumer (10 s each, waiting 1 s, 2 s … between)
+// before Next gives up and the sink asks again (unbounded by default).
+const canaryResets = 3
+
 // sink reads the outbox for canaries until ctx ends. It is an ordered
 // consumer: in memory, recreated by the client when it breaks, nothing on
 // disk to be damaged. Each canary is removed from the outbox once seen.
+//
+// nats.go recreates the consumer on every Next, under its own timeouts
+// rather than ctx's: while a cluster node is down and its streams elect new
+// leaders that took up to 26 s, and stopping zwatch waited for it (the
+// fleet test's "server did not stop"). So Next runs in a goroutine of its
+// own, which ends after its current call, and the sink returns at once.
 func (c *canary) sink(ctx context.Context) error {
 	cons, err := c.b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{
 		FilterSubjects: bus.AlertSubjects, DeliverPolicy: jetstream.DeliverNewPolicy,
+		MaxResetAttempts: canaryResets,
 	})
 	if err != nil {
 		return fmt.Errorf("canary sink on %s: %w", bus.StreamAlerts, err)
 	}
-	for ctx.Err() == nil {
-		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		msg, err := cons.Next(jetstream.FetchContext(fctx))
-		cancel()
-		if err != nil {
-			continue
+	msgs := make(chan jetstream.Msg)
+	go func() {
+		for ctx.Err() == nil {
+			fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			msg, err := cons.Next(jetstream.FetchContext(fctx))
+			cancel()
+			if err != nil {
+				continue
+			}
+			select {
+			case msgs <- msg:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	for {
+		var msg jetstream.Msg
+		select {
+		case <-ctx.Done():
+			return nil
+		case msg = <-msgs:
 		}
 		var n alert.Notification
 		if _, err := bus.Decode(msg.Data(), "notification", &n); err != nil {
@@ -124,5 +151,4 @@ func (c *canary) sink(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
 }

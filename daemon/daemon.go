@@ -13,10 +13,15 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/history"
 )
 
 // Version is set at build time (-ldflags "-X github.com/zwatch/zwatch/daemon.Version=...").
 var Version = "dev"
+
+// BuildDate is when the binary was built, set like Version by `make build`
+// (RFC 3339, UTC); "" when not set.
+var BuildDate = ""
 
 // Component is one long-running part of the daemon. It returns when ctx
 // ends; an error before that makes the supervisor restart it.
@@ -28,23 +33,33 @@ type Component struct {
 // BusOptions maps the config onto bus options.
 func BusOptions(c *config.Config) bus.Options {
 	return bus.Options{
-		StateDir:      c.StateDir,
-		Listen:        c.Bus.Listen,
-		ListenTLSCert: c.Bus.ListenTLS.Cert,
-		ListenTLSKey:  c.Bus.ListenTLS.Key,
-		URL:           c.Bus.URL,
-		CredsFile:     c.Bus.CredsFile,
-		User:          c.Bus.User,
-		Password:      c.Bus.Password.Value,
-		TLSCA:         c.Bus.TLS.CA,
-		TLSCert:       c.Bus.TLS.Cert,
-		TLSKey:        c.Bus.TLS.Key,
-		Replicas:      c.Bus.Replicas,
-		FactsMaxAge:   c.Bus.FactsMaxAge.D(),
-		FactsMaxBytes: int64(c.Bus.FactsMaxMB) << 20,
-		Name:          "zwatch@" + c.Host,
-		FactSubjects:  facts.StreamSubjects(),
+		StateDir:        c.StateDir,
+		Listen:          c.Bus.Listen,
+		ListenTLSCert:   c.Bus.ListenTLS.Cert,
+		ListenTLSKey:    c.Bus.ListenTLS.Key,
+		URL:             c.Bus.URL,
+		CredsFile:       c.Bus.CredsFile,
+		User:            c.Bus.User,
+		Password:        c.Bus.Password.Value,
+		TLSCA:           c.Bus.TLS.CA,
+		TLSCert:         c.Bus.TLS.Cert,
+		TLSKey:          c.Bus.TLS.Key,
+		Replicas:        c.Bus.Replicas,
+		FactsMaxAge:     c.Bus.FactsMaxAge.D(),
+		FactsMaxBytes:   int64(c.Bus.FactsMaxMB) << 20,
+		Name:            "zwatch@" + c.Host,
+		FactSubjects:    facts.StreamSubjects(),
+		HistoryMaxBytes: historyBytes(c),
 	}
+}
+
+// historyBytes is what the history's streams may hold together (0: off,
+// or an agent, which keeps none).
+func historyBytes(c *config.Config) int64 {
+	if !c.History.Enabled || c.Role == config.RoleAgent {
+		return 0
+	}
+	return history.StreamCount * int64(c.History.MaxMB) << 20
 }
 
 // supervise runs every component, restarting one that fails with a backoff

@@ -257,17 +257,17 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	outbox := outboxIDs(t, ctx, admin)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		missing := 0
-		for id := range outbox {
+		var missing []string
+		for id, what := range outbox {
 			if ph.Count(func(p notifiers.WebhookPayload) bool { return p.ID == id }) == 0 {
-				missing++
+				missing = append(missing, what)
 			}
 		}
-		if missing == 0 {
+		if len(missing) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d outbox notifications never delivered", missing, len(outbox))
+			t.Fatalf("%d of %d outbox notifications never delivered: %s", len(missing), len(outbox), strings.Join(missing, "; "))
 		}
 		time.Sleep(300 * time.Millisecond)
 		outbox = outboxIDs(t, ctx, admin)
@@ -377,16 +377,17 @@ func hasPoolState(v fleet.HostView, state string) bool {
 	return false
 }
 
-// outboxIDs reads the ids of every notification in ZWATCH_ALERTS.
-// outboxIDs reads every notification in the outbox stream. A cluster that
+// outboxIDs reads every notification in the outbox stream: its id, and
+// for a failure message what it was (sequence, time, host, status, alert
+// names, id). A cluster that
 // just lost and regained a node may answer a JetStream API request with "no
 // responders" while it elects a leader, so the read is retried as zwatch's
 // own setup is (bus.RetryAPI).
-func outboxIDs(t *testing.T, ctx context.Context, b *bus.Bus) map[string]bool {
+func outboxIDs(t *testing.T, ctx context.Context, b *bus.Bus) map[string]string {
 	t.Helper()
-	var ids map[string]bool
+	var ids map[string]string
 	err := bus.RetryAPI(ctx, func(ctx context.Context) error {
-		ids = map[string]bool{}
+		ids = map[string]string{}
 		cons, err := b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{})
 		if err != nil {
 			return err
@@ -408,7 +409,15 @@ func outboxIDs(t *testing.T, ctx context.Context, b *bus.Bus) map[string]bool {
 			if _, err := bus.Decode(m.Data(), "notification", &n); err != nil {
 				t.Fatal(err)
 			}
-			ids[n.ID] = true
+			meta, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, a := range n.Alerts {
+				names = append(names, a.Name)
+			}
+			ids[n.ID] = fmt.Sprintf("seq %d at %s: %s %s %v (%s)", meta.Sequence.Stream, meta.Timestamp.Format("15:04:05.000"), n.Host, n.Status, names, n.ID)
 		}
 		return nil
 	})

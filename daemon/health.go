@@ -36,6 +36,10 @@ func (t *tracker) result(name string, err error, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.health[name]
+	h.Runs++
+	if err != nil {
+		h.Errors++
+	}
 	if err == nil {
 		at := at
 		h.LastOK, h.LastError, h.Disabled = &at, "", ""
@@ -62,11 +66,23 @@ type tracked struct {
 }
 
 func (c tracked) Collect(ctx context.Context, pub collectors.Publisher) error {
+	start := time.Now()
 	err := c.Collector.Collect(ctx, pub)
 	if ctx.Err() == nil {
+		c.t.took(c.Name(), time.Since(start))
 		c.t.resultOf(c.Name(), err, time.Now())
 	}
 	return err
+}
+
+// took records how long a collector's last run took, for /metrics: a tool
+// that slows down is seen before it times out.
+func (t *tracker) took(name string, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.health[name]
+	h.LastDuration = d
+	t.health[name] = h
 }
 
 // result records a run; a source that does not exist here is a blind spot

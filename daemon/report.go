@@ -2,11 +2,11 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,6 +15,8 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/silence"
+	"github.com/zwatch/zwatch/statusview"
 )
 
 // AlertsReport is what `zwatch alerts` shows: alerts firing now, the recent
@@ -24,6 +26,8 @@ type AlertsReport struct {
 	Active      []alert.Alert          `json:"active"`
 	Recent      []alert.Notification   `json:"recent"`
 	DeadLetters []notifiers.DeadLetter `json:"dead_letters"`
+	// Silences are the silences pending or active (zwatch silence list).
+	Silences []silence.Silence `json:"silences"`
 }
 
 // SnapshotFile is where the daemon keeps the latest AlertsReport, so that
@@ -33,10 +37,11 @@ const SnapshotFile = "alerts.json"
 // BuildAlertsReport reads the report from the bus.
 func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int) (AlertsReport, error) {
 	r := AlertsReport{GeneratedAt: time.Now().UTC()}
-	var err error
-	if r.Active, err = rules.Active(ctx, b); err != nil {
+	cur, err := rules.ReadCurrent(ctx, b)
+	if err != nil {
 		return r, fmt.Errorf("active alerts: %w", err)
 	}
+	r.Active, r.Silences = cur.Active(), cur.Silences(false)
 	if r.DeadLetters, err = notifiers.DeadLetters(ctx, b.JS); err != nil {
 		return r, fmt.Errorf("dead letters: %w", err)
 	}
@@ -48,34 +53,8 @@ func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int) (AlertsRepor
 
 // recentNotifications reads the last n notifications of the outbox stream.
 func recentNotifications(ctx context.Context, js jetstream.JetStream, n int) ([]alert.Notification, error) {
-	st, err := js.Stream(ctx, bus.StreamAlerts)
-	if err != nil {
-		return nil, err
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []alert.Notification{}
-	last := info.State.LastSeq
-	if info.State.Msgs == 0 {
-		return out, nil
-	}
-	first := info.State.FirstSeq
-	if last >= uint64(n) && last-uint64(n)+1 > first {
-		first = last - uint64(n) + 1
-	}
-	for seq := first; seq <= last; seq++ {
-		m, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			continue // deleted or expired in between
-		}
-		var note alert.Notification
-		if _, err := bus.Decode(m.Data, "notification", &note); err == nil && !strings.HasPrefix(note.ID, rules.CanaryPrefix) {
-			out = append(out, note)
-		}
-	}
-	return out, nil
+	notes, _, err := statusview.RecentFromOutbox(ctx, js, n)
+	return notes, err
 }
 
 // WriteSnapshot stores the report atomically under the state dir.
@@ -104,11 +83,20 @@ func ReadSnapshot(stateDir string) (AlertsReport, error) {
 	return r, nil
 }
 
-// snapshotter refreshes the snapshot every few seconds and at shutdown.
+// snapshotRewrite is how often an unchanged snapshot is written again, so
+// that its generated_at stays within the minute `zwatch alerts` trusts.
+const snapshotRewrite = 30 * time.Second
+
+// snapshotter refreshes the snapshot every few seconds and at shutdown. An
+// unchanged report is not rewritten (every 30 s at most): the file is
+// ~100 KB with fifty notifications, and rewriting it every 5 s cost a small
+// box's disk and CPU for nothing.
 func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
+		var lastSum [sha256.Size]byte
+		var lastWrite time.Time
 		for {
 			stop := false
 			select {
@@ -128,9 +116,22 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				return err
 			}
+			sum := reportSum(r)
+			if sum == lastSum && time.Since(lastWrite) < snapshotRewrite {
+				continue
+			}
 			// A full state disk is the storage watch's to page; the
 			// snapshot is written again once there is space.
-			_ = WriteSnapshot(stateDir, r)
+			if WriteSnapshot(stateDir, r) == nil {
+				lastSum, lastWrite = sum, time.Now()
+			}
 		}
 	}
+}
+
+// reportSum identifies a report's content, its generation time left out.
+func reportSum(r AlertsReport) [sha256.Size]byte {
+	r.GeneratedAt = time.Time{}
+	data, _ := json.Marshal(r)
+	return sha256.Sum256(data)
 }

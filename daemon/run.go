@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -32,6 +33,13 @@ type Options struct {
 	// HeartbeatEvery is how often the heartbeat (and its health canary)
 	// goes out; default 30s, or half the systemd watchdog's interval.
 	HeartbeatEvery time.Duration
+	// HTTPReady, when set, is told the status page's address once it
+	// listens (tests listen on port 0).
+	HTTPReady func(net.Addr)
+	// SystemRoot, when set, is where the start looks for ZED and smartd
+	// notifying too (package mailers): "/" for `zwatch run`, a fixture tree
+	// in tests; "" skips the look (a simulation is not about this machine).
+	SystemRoot string
 }
 
 // Run starts zwatch and blocks until ctx ends, then shuts down in order:
@@ -96,6 +104,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		if err != nil {
 			return err
 		}
+		defer direct.Close()
 		storage.send = direct.Deliver
 		ropts := rules.RunOptions{
 			Direct: func(ctx context.Context, n alert.Notification) error {
@@ -103,9 +112,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 				return err
 			},
 			Storage: storage.report, Degraded: storage.degraded, Repaired: storage.repaired,
+			Host: cfg.Host,
 		}
 		nopts := opts.Notify
 		nopts.Direct = rec
+		if !cfg.Rules.MarkTest {
+			// A simulation's notifications are tests: its stand-in pools and
+			// alerts must not become sensors next to the real ones.
+			nopts.Inventory = notifiers.NewInventoryFeed()
+		}
 		if b.Embedded() {
 			ropts.RepairConsumer = repairConsumer(b, storage)
 			nopts.RepairConsumer = ropts.RepairConsumer
@@ -133,6 +148,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			Component{Name: "canary", Run: can.sink},
 			Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
 		)
+		if nopts.Inventory != nil {
+			comps = append(comps, inventoryComponent(cfg, b, nopts.Inventory, log.With("part", "inventory")))
+		}
+		comps = append(comps, lookComponents(ctx, cfg, b, opts, log)...)
 	}
 	every := opts.HeartbeatEvery
 	if every <= 0 {
@@ -158,6 +177,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		log.Debug("told systemd we are ready")
 	}
 	log.Info("zwatch running", "host", cfg.Host, "role", role, "version", Version)
+	warnOtherNotifiers(cfg, opts.SystemRoot, log)
 	go func() {
 		// Once start-up has touched what it touches, drop the binary's
 		// pages the daemon does not use (see trimExecutableRSS).

@@ -77,6 +77,7 @@ func readDisk(root, name string) (Identity, bool) {
 		Model:          readTrim(filepath.Join(dev, "model")),
 		Firmware:       strutil.FirstNonEmpty(readTrim(filepath.Join(dev, "firmware_rev")), readTrim(filepath.Join(dev, "rev"))),
 		Transport:      transportOfSysPath(sysLink(sys)),
+		Port:           portOfSysPath(sysLink(sys)),
 	}
 	wwid := strutil.FirstNonEmpty(readTrim(filepath.Join(sys, "wwid")), readTrim(filepath.Join(dev, "wwid")))
 	id.WWN = wwnFromWWID(wwid)
@@ -119,6 +120,48 @@ func transportOfSysPath(p string) string {
 	}
 	return ""
 }
+
+// portOfSysPath names where the disk is plugged in, for a person looking
+// for its bay: the SATA port (ata3), the USB port (usb 2-1.4), the NVMe
+// controller and its PCI slot, or the SCSI address; "" when the path says
+// none of these (a virtio disk in a VM says its PCI slot).
+func portOfSysPath(p string) string {
+	parts := strings.Split(p, "/")
+	var pci, ata, scsi, nvme string
+	for _, c := range parts {
+		switch {
+		case pciSlot.MatchString(c):
+			pci = c
+		case ataPort.MatchString(c):
+			ata = c
+		case scsiAddress.MatchString(c):
+			scsi = c
+		case nvmeController.MatchString(c) && nvme == "":
+			nvme = c
+		}
+	}
+	switch {
+	case strings.Contains(p, "/usb"):
+		if u := deepestUSB(parts); u != "" {
+			return "usb " + u
+		}
+	case nvme != "":
+		return strings.TrimSpace(nvme + " pci " + pci)
+	case ata != "":
+		return ata
+	case scsi != "":
+		return "scsi " + scsi
+	case strings.Contains(p, "/virtio") && pci != "":
+		return "virtio pci " + pci
+	}
+	return ""
+}
+
+var (
+	pciSlot     = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+	ataPort     = regexp.MustCompile(`^ata\d+$`)
+	scsiAddress = regexp.MustCompile(`^\d+:\d+:\d+:\d+$`)
+)
 
 func rotation(path string) int {
 	switch readTrim(path) {

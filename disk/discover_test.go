@@ -171,7 +171,7 @@ func TestDiscoverSATA(t *testing.T) {
 			"/dev/disk/by-id/ata-WDC_WD20EZRX-00D8PB0_WD-WMC4M2152254",
 			"/dev/disk/by-id/wwn-0x50014ee659938cc2",
 		},
-		Kernel: "sda", SizeBytes: 2000398934016, RotationRPM: -1, LogicalSector: 512, PhysicalSector: 4096, Transport: TransportSATA,
+		Kernel: "sda", SizeBytes: 2000398934016, RotationRPM: -1, LogicalSector: 512, PhysicalSector: 4096, Transport: TransportSATA, Port: "ata1",
 	}
 	if !reflect.DeepEqual(ids[0], want) {
 		t.Errorf("sda:\n got %+v\nwant %+v", ids[0], want)
@@ -198,7 +198,7 @@ func TestDiscoverNVMeAndMMC(t *testing.T) {
 			"/dev/disk/by-id/nvme-Samsung_SSD_970_EVO_Plus_250GB_S4EUNF0M663546L",
 			"/dev/disk/by-id/nvme-eui.0025385691b60a37",
 		},
-		Kernel: "nvme0n1", SizeBytes: 250059350016, RotationRPM: 0, LogicalSector: 512, PhysicalSector: 512, Transport: TransportNVMe,
+		Kernel: "nvme0n1", SizeBytes: 250059350016, RotationRPM: 0, LogicalSector: 512, PhysicalSector: 512, Transport: TransportNVMe, Port: "nvme0 pci 0000:01:00.0",
 	}
 	if !reflect.DeepEqual(nv, want) {
 		t.Errorf("nvme0n1:\n got %+v\nwant %+v", nv, want)
@@ -216,7 +216,7 @@ func TestDiscoverCapturedVirtio(t *testing.T) {
 	}
 	want := []Identity{{
 		Serial: "overlayblk", Kernel: "vda", SizeBytes: 536870912 * 512, RotationRPM: -1,
-		LogicalSector: 512, PhysicalSector: 4096, Transport: TransportVirt,
+		LogicalSector: 512, PhysicalSector: 4096, Transport: TransportVirt, Port: "virtio pci 0000:00:02.0",
 	}}
 	if !reflect.DeepEqual(ids, want) {
 		t.Errorf("got %+v\nwant %+v", ids, want)

@@ -32,6 +32,9 @@ type Identity struct {
 	LogicalSector  int    `json:"logical_sector_size,omitempty"`
 	PhysicalSector int    `json:"physical_sector_size,omitempty"`
 	Transport      string `json:"transport,omitempty"`
+	// Port is where it is plugged in now (ata3, usb 2-1.4, nvme0 pci
+	// 0000:01:00.0, scsi 2:0:0:0): the bay hint the status page shows.
+	Port string `json:"port,omitempty"`
 	// SmartType is the smartctl -d type to use, when one is needed (sat, usbjmicron).
 	SmartType string `json:"smart_type,omitempty"`
 	// Removable is the kernel's removable flag (card readers, some USB disks).

@@ -5,11 +5,12 @@
 #                               reused), run every scenario but live-2.1.11 in that one boot, check
 #                               the captured 2.1.11 outputs, shut down, exit 1 on any FAIL
 #   e2e/run.sh all              the same plus live-2.1.11 (a short boot of the 2.1.11 image)
+#   e2e/run.sh --failed-of F    only the scenarios that failed in results file F (CI's second try)
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
 #                               restart encrypted capacity replace scrub suspend stale locked unmounted
-#                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost captured-2.1.11
-#                               live-2.1.11
+#                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost deb
+#                               captured-2.1.11 live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -29,19 +30,32 @@ say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
 KERN_SCENARIOS=(readerr slowio)                                                    # scenarios_kernel.sh
-ALL=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost captured-2.1.11 live-2.1.11)
+ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
-DEFAULT=(provision offline unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost captured-2.1.11)
+# web runs early: after the kernel scenarios the throttled pool keeps the guest's zpool slow.
+# deb runs last in the VM, whatever the order given: the packaged zwatch pages the same sink.
+DEFAULT=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
+# --failed-of RESULTS.tsv: only the scenarios that failed in an earlier run (what they need is
+# added below); a failure that is no scenario's own (boot, the datasets setup) runs them all.
+if [ "${1:-}" = --failed-of ]; then
+  [ -r "${2:-}" ] || { echo "--failed-of: cannot read results file '${2:-}'" >&2; exit 2; }
+  mapfile -t want < <(awk -F'\t' '$3 == "FAIL" { print $1 }' "$2" | awk '!seen[$0]++')
+  for w in "${want[@]}"; do
+    case " ${ALL[*]} " in *" $w "*) ;; *) want=("${DEFAULT[@]}"); break ;; esac
+  done
+  [ ${#want[@]} -eq 0 ] && { echo "--failed-of: no failed scenario in $2" >&2; exit 0; }
+  echo "rerunning the scenarios that failed in $2: ${want[*]}" >&2
+fi
 [ "${want[*]}" = all ] && want=("${ALL[@]}")
 for w in "${want[@]}"; do
   case " ${ALL[*]} " in *" $w "*) ;; *) echo "unknown scenario '$w'; known: ${ALL[*]}" >&2; exit 2 ;; esac
 done
 has() { local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 needs_vault=0
-for w in offline unplug restart replace scrub pollcost; do has $w && needs_vault=1; done
+for w in offline unplug restart replace scrub pollcost web; do has $w && needs_vault=1; done
 has restart && ! has unplug && want=(unplug "${want[@]}")   # restart is judged on the unplug alert
 has replace && ! has unplug && want=(unplug "${want[@]}")   # replace runs the unplug alert's guide
 [ $needs_vault = 1 ] && ! has provision && want=(provision "${want[@]}")
@@ -57,6 +71,17 @@ say "building static zwatch, sink, parsecost"
   "$GO" build -trimpath -o "$BIN/zwatch" ./cmd/zwatch &&
   "$GO" build -trimpath -o "$BIN/sink" ./e2e/sink &&
   "$GO" build -trimpath -o "$BIN/parsecost" ./e2e/parsecost ) || { say "build failed"; exit 1; }
+# The deb scenario installs the package (packaging/build-deb.sh) into the guest; a build that
+# fails makes that scenario fail, not the others.
+if has deb; then
+  say "building the amd64 Debian package"
+  if ( cd "$ZW_E2E_REPO" && DEB_ARCHES=amd64 DEB_OUT="$BIN/debs" GO="$GO" packaging/build-deb.sh ) > "$BIN/deb-build.log" 2>&1; then
+    mv "$BIN"/debs/zwatch_*_amd64.deb "$BIN/zwatch_amd64.deb"
+  else
+    say "building the package failed:"; tail -20 "$BIN/deb-build.log" >&2
+  fi
+  rm -rf "$BIN/debs" "$BIN/deb-build.log"
+fi
 T_BUILT=$(date +%s)
 # shellcheck source=scenarios_datasets.sh
 source "$HERE/scenarios_datasets.sh"
@@ -109,6 +134,10 @@ if [ $needs23 = 1 ]; then
     source "$HERE/scenarios_datasets.sh"
     # shellcheck source=scenarios_kernel.sh
     source "$HERE/scenarios_kernel.sh"
+    # shellcheck source=scenarios_web.sh
+    source "$HERE/scenarios_web.sh"
+    # shellcheck source=scenarios_deb.sh
+    source "$HERE/scenarios_deb.sh"
     cleanup() {
       e2e_teardown
       if [ -n "${ZW_E2E_KEEP_VM:-}" ]; then say "VM left running (ZW_VM_DIR=$ZW_VM_DIR)"; else vm_shutdown; fi
@@ -144,11 +173,14 @@ if [ $needs23 = 1 ]; then
         snapcost) sc_ds_snapcost ;;
         readerr) sc_kern_readerr ;;
         slowio) sc_kern_slowio ;;
+        web) sc_web ;;
+        deb) ;;   # last, below
       esac
     done
     sc_restart_check
     has nvme && sc_nvme_check
     has pollcost && sc_pollcost
+    has deb && sc_deb
     has captured-2.1.11 && sc_captured_2111
     figure run "2.3.2 phase (boot, scenarios, before shutdown)" "$(( $(date +%s) - t0 ))" s "host clock"
     exit 0

@@ -113,6 +113,9 @@ zfs:
 $(declare -F e2e_config_datasets >/dev/null && e2e_config_datasets)
 smart:
   interval: 1m
+# history.raw_interval's minimum: a raw point per pool and disk each minute, so the pool made by
+# provision has points when the web scenario asks a few minutes later (default 5m: one slot later)
+history: {raw_interval: 1m}
 rules:
   # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
   # E2E_DS_FOR: the issue-15 alerts the built zwatch knows, at 0s too (scenarios_datasets.sh)
@@ -217,6 +220,8 @@ sc_offline() {
   else
     bad $s "warning naming $V_VD1 and 'can lose 1 more disk'" "none within 30 s"; dump_notes "$t0"
   fi
+  # the status page, its API and /metrics while the disk is offline (scenarios_web.sh)
+  declare -F web_offline >/dev/null && web_offline "$t0"
   sleep 2
   t0=$(vm_run "date +%s%N; zpool online vault $V_VD1 >&2")
   if tr=$(wait_note 60 --after "$t0" --status resolved --contains vault); then

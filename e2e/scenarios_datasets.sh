@@ -165,7 +165,9 @@ sc_ds_missing() {
   n=$(sink --count --after "$t0" --status resolved --contains offsite)
   [ "$n" = 0 ] && ok $s "no [RESOLVED] for offsite's DEGRADED alert after the export" || { bad $s "no resolved notice for offsite after the export" "$n"; dump_notes "$t0"; }
   t0=$(gnow)
-  g "zpool import -d /dev/disk/by-id offsite" || bad $s "zpool import offsite"
+  # The export's udev change events recreate the disks' by-id links; a loaded guest may not
+  # have done so yet (seen: "no such pool available"), so wait for udev first, as a person would.
+  g "udevadm settle -t 30; zpool import -d /dev/disk/by-id offsite" || bad $s "zpool import offsite"
   if tn=$(wait_note 60 --after "$t0" --alert PoolMissing=resolved --contains offsite); then
     ok $s "PoolMissing resolved after zpool import" "$(ms "$tn" "$t0") ms"
   else

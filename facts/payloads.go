@@ -63,6 +63,12 @@ type CollectorHealth struct {
 	LastError string        `json:"last_error,omitempty"`
 	// Disabled says why a collector does not run here (zpool missing...).
 	Disabled string `json:"disabled,omitempty"`
+	// LastDuration is how long the last finished run took.
+	LastDuration time.Duration `json:"last_duration_ns,omitempty"`
+	// Runs and Errors count the finished runs and the failed ones since
+	// the daemon started (Heartbeat.Started), for rates over time.
+	Runs   uint64 `json:"runs,omitempty"`
+	Errors uint64 `json:"errors,omitempty"`
 }
 
 // CollectorError is the payload of zwatch.v1.<host>.collector.error.

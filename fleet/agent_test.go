@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/internal/testutil"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -17,15 +19,7 @@ import (
 
 func startNATS(t *testing.T, port int, store string) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	return s
+	return testutil.StartNATS(t, port, store)
 }
 
 func freePort(t *testing.T) int {

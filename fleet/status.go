@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,39 +47,20 @@ func (h HostView) Age(now time.Time) time.Duration {
 	return now.Sub(*h.LastHeartbeat)
 }
 
-// Fleet reads every host's view from the bus: the last message per subject
-// of zwatch.v1.*.heartbeat, .zpool.status and .zpool.capacity in the facts
-// stream (the stream's last-message-per-subject lookup), plus the hosts the
-// rule engine remembers whose messages the stream no longer holds.
-func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
-	st, err := js.Stream(ctx, bus.StreamFacts)
-	if err != nil {
-		return nil, fmt.Errorf("facts stream %s: %w", bus.StreamFacts, err)
-	}
+// lastOneByOne reads each subject's last message, a few at a time: fast
+// with thousands of hosts, gentle on the servers.
+func lastOneByOne(ctx context.Context, st jetstream.Stream, filters []string, mu *sync.Mutex, get func(string) *HostView) error {
 	var subjects []string
-	for _, kind := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity} {
-		// bus.Subject would sanitise the wildcard; the filter needs it.
-		info, err := st.Info(ctx, jetstream.WithSubjectFilter("zwatch."+bus.Version+".*."+kind))
+	for _, f := range filters {
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(f))
 		if err != nil {
-			return nil, fmt.Errorf("list subjects of %s: %w", bus.StreamFacts, err)
+			return fmt.Errorf("list subjects of %s: %w", bus.StreamFacts, err)
 		}
 		for s := range info.State.Subjects {
 			subjects = append(subjects, s)
 		}
 	}
 	sort.Strings(subjects)
-
-	var mu sync.Mutex
-	hosts := map[string]*HostView{}
-	get := func(token string) *HostView {
-		h := hosts[token]
-		if h == nil {
-			h = &HostView{Host: token}
-			hosts[token] = h
-		}
-		return h
-	}
-	// A few lookups in flight: fast with a thousand hosts, gentle on the servers.
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var errs []error
@@ -91,23 +71,60 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			m, err := st.GetLastMsgForSubject(ctx, subj)
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgNotFound) {
-					mu.Lock()
 					errs = append(errs, fmt.Errorf("last message on %s: %w", subj, err))
-					mu.Unlock()
 				}
 				return
 			}
 			token, kind, _ := facts.KindOfSubject(subj)
-			mu.Lock()
-			defer mu.Unlock()
 			applyMsg(get(token), kind, m.Data)
 		}()
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// Fleet reads every host's view from the bus: the last message per subject
+// of zwatch.v1.*.heartbeat, .zpool.status and .zpool.capacity in the facts
+// stream (the stream's last-message-per-subject lookup), plus the hosts the
+// rule engine remembers whose messages the stream no longer holds.
+func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
+	st, err := js.Stream(ctx, bus.StreamFacts)
+	if err != nil {
+		return nil, fmt.Errorf("facts stream %s: %w", bus.StreamFacts, err)
+	}
+	var mu sync.Mutex
+	hosts := map[string]*HostView{}
+	get := func(token string) *HostView {
+		h := hosts[token]
+		if h == nil {
+			h = &HostView{Host: token}
+			hosts[token] = h
+		}
+		return h
+	}
+	var filters []string
+	for _, kind := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity} {
+		// bus.Subject would sanitise the wildcard; the filter needs it.
+		filters = append(filters, "zwatch."+bus.Version+".*."+kind)
+	}
+	// One batched read while the fleet is small enough for one answer.
+	msgs, err := bus.LastMsgsBatch(ctx, js, bus.StreamFacts, filters)
+	switch {
+	case err == nil:
+		for _, m := range msgs {
+			token, kind, _ := facts.KindOfSubject(m.Subject)
+			applyMsg(get(token), kind, m.Data)
+		}
+	case errors.Is(err, bus.ErrBatchUnavailable):
+		if err := lastOneByOne(ctx, st, filters, &mu, get); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
 	}
 	rememberedHosts(ctx, js, get)
 
@@ -206,30 +223,16 @@ func poolErrors(p *zfs.Pool) uint64 {
 // rules.host.<host>, fields "host" and "heartbeat"), so a host silent for
 // longer than the facts stream keeps messages still shows.
 func rememberedHosts(ctx context.Context, js jetstream.JetStream, get func(string) *HostView) {
-	kv, err := js.KeyValue(ctx, bus.StateBucket)
+	states, err := bus.KVLast(ctx, js, bus.StateBucket, "rules.host.>")
 	if err != nil {
 		return
 	}
-	lister, err := kv.ListKeys(ctx)
-	if err != nil {
-		return
-	}
-	var keys []string
-	for k := range lister.Keys() {
-		if strings.HasPrefix(k, "rules.host.") {
-			keys = append(keys, k)
-		}
-	}
-	for _, k := range keys {
-		e, err := kv.Get(ctx, k)
-		if err != nil {
-			continue
-		}
+	for _, v := range states {
 		var s struct {
 			Host      string     `json:"host"`
 			Heartbeat *time.Time `json:"heartbeat"`
 		}
-		if json.Unmarshal(e.Value(), &s) != nil || s.Host == "" {
+		if json.Unmarshal(v.Data, &s) != nil || s.Host == "" {
 			continue
 		}
 		h := get(bus.Token(s.Host))

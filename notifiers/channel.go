@@ -36,10 +36,7 @@ const TypeConsole = "console"
 func Build(cfg config.NotifyConfig) ([]Channel, error) {
 	var out []Channel
 	var errs []error
-	timeout := cfg.SendTimeout.D()
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := sendTimeout(cfg)
 	for i, cc := range cfg.Channels {
 		sev, ok := alert.ParseSeverity(cc.Severity())
 		if !ok {
@@ -57,6 +54,14 @@ func Build(cfg config.NotifyConfig) ([]Channel, error) {
 		})
 	}
 	return out, errors.Join(errs...)
+}
+
+// sendTimeout is notify.send_timeout, or its default when unset.
+func sendTimeout(cfg config.NotifyConfig) time.Duration {
+	if d := cfg.SendTimeout.D(); d > 0 {
+		return d
+	}
+	return config.DefaultNotify().SendTimeout.D()
 }
 
 func newSender(cc config.ChannelConfig, timeout time.Duration) (channel.Sender, error) {
@@ -144,3 +149,20 @@ func (c *Channel) routes(a alert.Alert) bool {
 
 // consumerName is the channel's durable JetStream consumer.
 func consumerName(channel string) string { return "notify_" + config.ChannelToken(channel) }
+
+// ConsumerName is the durable outbox consumer of the channel named channel,
+// for readers of its delivery progress (the status page, /metrics).
+func ConsumerName(channel string) string { return consumerName(channel) }
+
+// Probe runs the sender's cheap service check (channel.Prober); has is
+// false for a sender that has none.
+func (c *Channel) Probe(ctx context.Context) (has bool, err error) {
+	p, ok := c.Sender.(channel.Prober)
+	if !ok {
+		return false, nil
+	}
+	if err := p.Probe(ctx); err != nil {
+		return true, fmt.Errorf("%s %s: check: %w", c.Type, c.Name, err)
+	}
+	return true, nil
+}

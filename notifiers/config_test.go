@@ -58,12 +58,16 @@ notify:
     - {name: dc, type: discord, webhook_url: "https://discord.com/api/webhooks/1/abc"}
     - {name: sl, type: slack, token: xoxb-1, channel: C123}
     - {name: hook, type: webhook, url: "https://example.net/hook", headers: {Authorization: "Bearer x"}, send_resolved: false}
+    - {name: mm, type: mattermost, webhook_url: "https://chat.example.net/hooks/mmkey123", channel: nas, username: zwatch, icon_url: "https://example.net/i.png", priority: true}
+    - {name: teams, type: teams, webhook_url: "https://prod-1.westus.logic.azure.com/workflows/1/triggers/manual/paths/invoke?api-version=2016-06-01&sig=teamssig123"}
+    - {name: mx, type: matrix, homeserver: "https://matrix.example.net", access_token: syt_matrix123, room: "#nas:example.net"}
+    - {name: run, type: exec, command: [/usr/local/bin/page-me, --urgent], timeout: 10s, env: {PAGER_TOKEN: exec-secret-123}}
 `)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := l.Config.Notify
-	if n.Console || n.RetryFor.D() != 72*time.Hour || len(n.Channels) != 8 {
+	if n.Console || n.RetryFor.D() != 72*time.Hour || len(n.Channels) != 12 {
 		t.Fatalf("%+v", n)
 	}
 	mail, _ := n.Channels[0].Settings.(email.Config)
@@ -75,14 +79,14 @@ notify:
 		t.Error("send_resolved")
 	}
 	chs, err := notifiers.Build(n)
-	if err != nil || len(chs) != 8 {
+	if err != nil || len(chs) != 12 {
 		t.Fatalf("Build: %v (%d)", err, len(chs))
 	}
 	masked, err := l.Config.Masked()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"from-env", "azGDORePK8", "123:ABC", "Bearer x", "webhooks/1/abc"} {
+	for _, secret := range []string{"from-env", "azGDORePK8", "123:ABC", "Bearer x", "webhooks/1/abc", "mmkey123", "teamssig123", "syt_matrix123", "exec-secret-123"} {
 		if strings.Contains(string(masked), secret) {
 			t.Errorf("Masked() shows %q", secret)
 		}
@@ -90,7 +94,9 @@ notify:
 	// Every key of every channel is printed, common and its type's own.
 	for _, key := range []string{"name: ops-mail", "min_severity: critical", "send_resolved:", "pools:", "smtp:", "host: smtp.example.net",
 		"port: 465", "tls: implicit", "username: nas1", "password: '****** (from ${ZW_SMTP_PASS})'", "ca_file:", "from: zwatch@example.net",
-		"user: '******'", "chat_ids:", "topic: nas1-x", "webhook_url: '******'", "channel: C123", "api_url:", "Authorization: '******'"} {
+		"user: '******'", "chat_ids:", "topic: nas1-x", "webhook_url: '******'", "channel: C123", "api_url:", "Authorization: '******'",
+		"username: zwatch", "icon_url: https://example.net/i.png", "priority: true", "homeserver: https://matrix.example.net", "access_token: '******'",
+		"room: '#nas:example.net'", "- /usr/local/bin/page-me", "timeout: 10s", "PAGER_TOKEN: '******'"} {
 		if !strings.Contains(string(masked), key) {
 			t.Errorf("Masked() lacks %q:\n%s", key, masked)
 		}
@@ -144,7 +150,7 @@ func TestConfigNotifyErrors(t *testing.T) {
 		{`{name: a, type: webhook, url: "https://x", send_resolved: maybe}`, `notify.channels[0].send_resolved = "maybe": must be true or false`},
 		{`{name: a, type: webhook, url: "https://x", route: {pool: [x]}}`, `notify.channels[0].route.pool: unknown key (line 5): did you mean "pools"?`},
 		{`{name: a, type: webhook, url: "https://x", url: "https://y"}`, "notify.channels[0].url: given twice (lines 5 and 5): keep one"},
-		{`just-a-name`, `notify.channels[0] = "just-a-name": must be a mapping (key: value lines), not a single value; valid keys here: api_url, channel, chat_ids, from, headers, min_severity, name, route, send_resolved, smtp, to, token, topic, type, url, user, webhook_url`},
+		{`just-a-name`, `notify.channels[0] = "just-a-name": must be a mapping (key: value lines), not a single value; valid keys here: access_token, api_key, api_url, broker, ca_file, channel, chat_ids, client_id, client_url, command, devices, discovery_prefix, env, from, headers, homeserver, icon_url, min_severity, name, number, password, priority, qos, recipients, room, route, routing_key, send_resolved, smtp, text_mode, timeout, to, token, topic, topic_prefix, type, url, user, username, webhook_url`},
 		{`{name: a, type: webhook, url: "https://x", min_severity: loud}`, "notify.channels[0].min_severity"},
 		{`{name: a, type: webhook, url: "https://x", route: {alerts: ["[bad"]}}`, "notify.channels[0].route.alerts[0]"},
 		{`{name: console, type: webhook, url: "https://x"}`, "reserved"},

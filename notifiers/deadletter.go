@@ -24,6 +24,9 @@ const (
 	DeadLetterAlert = "NotificationDeadLettered"
 )
 
+// maxDeadLettersRead bounds what DeadLetters reads: the newest ones.
+const maxDeadLettersRead = 1000
+
 // DeadLetterSubject is the dead-letter stream's subject filter, for every host.
 const DeadLetterSubject = "zwatch." + bus.Version + ".*." + KindDeadLetter + ".*"
 
@@ -50,6 +53,7 @@ func ensureDeadLetterStream(ctx context.Context, js jetstream.JetStream, maxByte
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: StreamDeadLetter, Subjects: []string{DeadLetterSubject}, Storage: jetstream.FileStorage,
 			MaxAge: 90 * 24 * time.Hour, MaxBytes: maxBytes, Discard: jetstream.DiscardOld, Replicas: rep,
+			AllowDirect: true,
 			Description: "zwatch notifications a channel could not deliver (read with zwatch alerts)",
 		})
 		return err
@@ -135,8 +139,9 @@ func onlyDeadLetterReports(n alert.Notification) bool {
 	return len(n.Alerts) > 0
 }
 
-// DeadLetters reads every dead-lettered notification, oldest first, for
-// `zwatch alerts`. No stream yet means none.
+// DeadLetters reads the dead-lettered notifications (the newest
+// maxDeadLettersRead), oldest first, for `zwatch alerts` and the views. No
+// stream yet means none.
 func DeadLetters(ctx context.Context, js jetstream.JetStream) ([]DeadLetter, error) {
 	s, err := js.Stream(ctx, StreamDeadLetter)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -146,20 +151,24 @@ func DeadLetters(ctx context.Context, js jetstream.JetStream) ([]DeadLetter, err
 		return nil, fmt.Errorf("stream %s: %w", StreamDeadLetter, err)
 	}
 	st := s.CachedInfo().State
-	var out []DeadLetter
-	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
-		raw, err := s.GetMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue // expired or deleted between info and read
-		}
-		if err != nil {
-			return out, fmt.Errorf("read dead letter %d: %w", seq, err)
-		}
+	if st.Msgs == 0 {
+		return nil, nil
+	}
+	first := st.FirstSeq
+	if st.LastSeq >= maxDeadLettersRead && st.LastSeq-maxDeadLettersRead+1 > first {
+		first = st.LastSeq - maxDeadLettersRead + 1
+	}
+	msgs, err := bus.MsgRange(ctx, js, StreamDeadLetter, first, maxDeadLettersRead)
+	if err != nil {
+		return nil, fmt.Errorf("read dead letters: %w", err)
+	}
+	out := make([]DeadLetter, 0, len(msgs))
+	for _, raw := range msgs {
 		var dl DeadLetter
 		if _, err := bus.Decode(raw.Data, KindDeadLetter, &dl); err != nil {
-			return out, fmt.Errorf("dead letter %d: %w", seq, err)
+			return out, fmt.Errorf("dead letter %d: %w", raw.Sequence, err)
 		}
-		dl.Seq = seq
+		dl.Seq = raw.Sequence
 		out = append(out, dl)
 	}
 	return out, nil

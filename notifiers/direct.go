@@ -127,12 +127,12 @@ func NewDirect(cfg config.NotifyConfig, opts Options, rec *DirectRecord, log *sl
 	if cfg.Console {
 		chans = append([]Channel{consoleChannel(log.With("channel", TypeConsole))}, chans...)
 	}
-	timeout := cfg.SendTimeout.D()
-	if timeout <= 0 {
-		timeout = config.DefaultNotify().SendTimeout.D()
-	}
-	return &Direct{chans: chans, rec: rec, guide: opts.Guide, timeout: timeout, log: log}, nil
+	return &Direct{chans: chans, rec: rec, guide: opts.Guide, timeout: sendTimeout(cfg), log: log}, nil
 }
+
+// Close closes the connections the direct senders opened (MQTT), when the
+// daemon stops.
+func (d *Direct) Close() { closeSenders(d.chans, d.timeout) }
 
 // Deliver sends n to every channel that takes it, all at once, each under
 // send_timeout. It returns the channels reached; the error joins the

@@ -33,6 +33,26 @@ func (c pagerConfig) Validate(p string, errs *config.Errors) {
 
 func (c pagerConfig) HasLiteralSecret() bool { return c.Token.Literal }
 
+// URLForm lets the channel be written as one URL, pager://TOKEN@host/path,
+// plain http with ?plain=yes.
+func (pagerConfig) URLForm() channel.URLForm[pagerConfig] {
+	return channel.URLForm[pagerConfig]{
+		Schemes: []string{"pager"},
+		Decode: func(u *channel.URL) (pagerConfig, error) {
+			token, _, ok := u.User()
+			if !ok || token == "" {
+				return pagerConfig{}, channel.Errorf("user", "no token: write pager://TOKEN@host/path")
+			}
+			plain, _, err := u.Bool("plain")
+			scheme := "https"
+			if plain {
+				scheme = "http"
+			}
+			return pagerConfig{URL: scheme + "://" + u.HostPort() + u.EscapedPath(), Token: u.Secret(token)}, err
+		},
+	}
+}
+
 func (c pagerConfig) NewSender(env channel.Env) (channel.Sender, error) {
 	return &pagerSender{url: c.URL, token: c.Token.Value, client: env.HTTP}, nil
 }
@@ -73,7 +93,7 @@ func TestNewChannelTypeNeedsOnlyItsFolder(t *testing.T) {
 		"    - {name: oncall, type: pager, url: \"https://pg.example\", tokn: x}\n":            `notify.channels[0].tokn: unknown key (line 6): did you mean "token"?`,
 		"    - {name: oncall, type: pager, url: \"https://pg.example\"}\n":                     "notify.channels[0].token: empty: set the gateway token",
 		"    - {name: oncall, type: pager, url: \"https://pg.example\", token: t, topic: x}\n": "notify.channels[0].topic: not used by type pager (its keys: url, token)",
-		"    - {name: oncall, type: pagr}\n":                                                   "must be one of email, pushover, telegram, ntfy, gotify, discord, slack, webhook, pager",
+		"    - {name: oncall, type: pagr}\n":                                                   "must be one of email, pushover, telegram, ntfy, gotify, discord, slack, mattermost, teams, matrix, webhook, exec, mqtt, signal, pagerduty, opsgenie, pager",
 	} {
 		if _, err := parse(yaml); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s  got  %v\n  want %q", yaml, err, want)
@@ -107,6 +127,29 @@ func TestNewChannelTypeNeedsOnlyItsFolder(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the outbox did not deliver to the pager channel")
+	}
+
+	// Its URL form is its folder's too: decoded, masked and delivered the same.
+	gwURL := strings.TrimPrefix(gw.URL, "http://")
+	if _, err := parse("    - url: pager://" + gwURL + "/page\n"); err == nil || !strings.Contains(err.Error(), "notify.channels[0].url = \"pager://"+gwURL+"/…\": user: no token") {
+		t.Errorf("pager URL without token: %v", err)
+	}
+	lu, err := parse("    - url: \"pager://pg-url-secret-456@" + gwURL + "/page?plain=yes\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if masked, _ := lu.Config.Masked(); strings.Contains(string(masked), "pg-url-secret-456") || !strings.Contains(string(masked), "# from url: pager://***@"+gwURL+"/page?plain=yes") {
+		t.Errorf("Masked():\n%s", masked)
+	}
+	stopURL := notifytest.RunNotifiers(t, b, lu.Config.Notify, notifiers.Options{})
+	defer stopURL()
+	select {
+	case h := <-gw.Got:
+		if h.Header.Get("Authorization") != "Bearer pg-url-secret-456" || h.JSON(t)["id"] != "page-1" {
+			t.Errorf("gateway got %v %s", h.Header, h.Body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the outbox did not deliver to the pager channel written as a URL")
 	}
 
 	gw.Answer(func(w http.ResponseWriter, _ notifytest.Hit) { w.WriteHeader(http.StatusUnauthorized) })

@@ -194,3 +194,92 @@ func TestOutboxOrderAcrossACrash(t *testing.T) {
 		t.Errorf("the other incident's page took %s after the restart: it waited for the redelivery", took)
 	}
 }
+
+// TestOutboxRestartBesideAPeer: two notifier processes share a channel's
+// consumer, as the servers of a fleet do. While the peer's webhook request
+// for one incident hangs, another incident's page is delivered; then one
+// process restarts. The restarted one cannot tell which messages above the
+// consumer's ack floor are still pending, so both incidents wait for their
+// messages' return. Once the peer's request ends and the floor passes them,
+// neither waits any longer: both resolved notices, taken by the restarted
+// process, go out at once instead of after AckWait.
+func TestOutboxRestartBesideAPeer(t *testing.T) {
+	hook := notifytest.StartHTTP(t, "")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	at := map[string]time.Time{}
+	hook.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		hook.Record(h)
+		id := fmt.Sprint(h.JSON(t)["id"])
+		if id == "tank-fire" {
+			select { // the peer's request hangs, then is accepted
+			case <-release:
+			case <-h.Context.Done():
+				return
+			}
+		}
+		mu.Lock()
+		at[id] = time.Now()
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	accepted := func(id string) (time.Time, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		a, ok := at[id]
+		return a, ok
+	}
+	cfg := notifytest.NotifyConfig(hookTo("hook", hook.URL))
+	cfg.SendTimeout = config.Duration(20 * time.Second)
+	opts := notifiers.Options{AckWait: 15 * time.Second}
+	b := notifytest.OpenBus(t, t.TempDir())
+	defer b.Close()
+
+	stopPeer := notifytest.RunNotifiers(t, b, cfg, opts)
+	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
+	notifytest.WaitFor(t, 10*time.Second, "the hung request", func() bool { return len(hook.All()) >= 1 })
+	notifytest.Publish(t, b, incident("home", "home-fire", alert.Critical))
+	notifytest.WaitFor(t, 10*time.Second, "the other page", func() bool { _, ok := accepted("home-fire"); return ok })
+
+	stopRestarted := notifytest.RunNotifiers(t, b, cfg, opts)
+	defer stopRestarted()
+	time.Sleep(500 * time.Millisecond) // it has read the consumer's pending messages
+	close(release)
+	notifytest.WaitFor(t, 10*time.Second, "the hung page", func() bool { _, ok := accepted("tank-fire"); return ok })
+	stopPeer() // what comes now is the restarted process's
+
+	start := time.Now()
+	notifytest.Publish(t, b, incident("home", "home-resolved", ""))
+	notifytest.Publish(t, b, incident("tank", "tank-resolved", ""))
+	notifytest.WaitFor(t, 30*time.Second, "both resolved notices", func() bool {
+		_, a := accepted("home-resolved")
+		_, b := accepted("tank-resolved")
+		return a && b
+	})
+	for _, id := range []string{"home-resolved", "tank-resolved"} {
+		a, _ := accepted(id)
+		if took := a.Sub(start); took > 3*time.Second {
+			t.Errorf("%s took %s: it waited for a message the peer had acknowledged", id, took.Round(time.Millisecond))
+		}
+	}
+	// The peer may be stopped between the hook accepting the hung page and
+	// the peer reading that answer: then it hands the page back and the
+	// restarted process sends it again, the outbox's documented
+	// at-most-one repeat. Anything else is sent once.
+	seen := map[string]int{}
+	for _, h := range hook.All() {
+		seen[fmt.Sprint(h.JSON(t)["id"])]++
+	}
+	for _, id := range []string{"tank-fire", "home-fire", "home-resolved", "tank-resolved"} {
+		most := 1
+		if id == "tank-fire" {
+			most = 2
+		}
+		if n := seen[id]; n < 1 || n > most {
+			t.Errorf("%s sent %d times (all requests: %v)", id, n, seen)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("requests for %d notifications, want 4: %v", len(seen), seen)
+	}
+}

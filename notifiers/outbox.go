@@ -16,6 +16,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/clock"
 	"github.com/zwatch/zwatch/internal/recent"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 // Options are what the daemon adds to the notify config.
@@ -33,6 +34,9 @@ type Options struct {
 	// not sent twice; RepairConsumer removes a damaged consumer. Optional.
 	Direct         *DirectRecord
 	RepairConsumer func(ctx context.Context, stream, consumer string) error
+	// Inventory, when set, carries every host's pools and disks to the
+	// channels whose senders implement channel.InventoryReceiver. Optional.
+	Inventory *InventoryFeed
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -62,9 +66,13 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 	for i := range chans {
 		w := newWorker(b, &chans[i], cfg, opts, log)
 		wg.Go(func() { w.run(ctx) })
+		if r, ok := chans[i].Sender.(channel.InventoryReceiver); ok && opts.Inventory != nil {
+			wg.Go(func() { w.feedInventory(ctx, opts.Inventory, r) })
+		}
 	}
 	log.Info("notifiers running", "channels", len(chans))
 	wg.Wait()
+	closeSenders(chans, sendTimeout(cfg))
 	return nil
 }
 
@@ -82,8 +90,10 @@ type worker struct {
 	// done remembers recently delivered notification ids, so a redelivery
 	// after a failed acknowledgement is not sent twice.
 	done *recent.Set[string]
-	// order keeps each incident's notifications in order (order.go).
-	order *lines
+	// order keeps each incident's notifications in order (order.go);
+	// health decides when they are tried again (health.go).
+	order  *lines
+	health *health
 	// direct records what was sent directly while the outbox was down
 	// (direct.go); repair recreates a consumer the server cannot open.
 	direct *DirectRecord
@@ -109,6 +119,7 @@ func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, l
 	if w.ackWait <= 0 {
 		w.ackWait = max(2*w.timeout, 30*time.Second)
 	}
+	w.health = newHealth(w.initial, w.max)
 	w.order = newLines(w)
 	return w
 }
@@ -120,6 +131,7 @@ func (w *worker) run(ctx context.Context) {
 	kctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go w.order.keepAlive(kctx)
+	w.order.wg.Go(func() { w.order.probe(kctx) })
 	var cons jetstream.Consumer
 	for ctx.Err() == nil {
 		if cons == nil {
@@ -195,42 +207,57 @@ func (w *worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	return c, nil
 }
 
+// outcome is what became of one look at an outbox message.
+type outcome struct {
+	// tried: the service was asked; err says whether it accepted. Only a
+	// tried message tells the channel's health anything.
+	tried bool
+	err   error
+	// retryIn keeps the message queued (zero: done with it). After a
+	// failure it is the message's own backoff; hold makes it a time before
+	// which it must not be tried at all (the direct sender has it in
+	// flight, the dead-letter stream did not take it).
+	retryIn time.Duration
+	hold    bool
+}
+
 // handle delivers one outbox message. It is acknowledged only after the
 // service accepted it, and after retry_for it goes to the dead-letter
-// stream. A failure returns when to try again: the message keeps its place
-// at the head of its incident meanwhile. Zero: done with this message.
+// stream. A message that stays keeps its place at the head of its
+// incident; when it is tried again is the channel's decision (health.go).
 // failed counts this run's failed attempts at it so far.
-func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (retryIn time.Duration) {
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) outcome {
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Error("outbox message without metadata; dropping it", "err", err)
 		_ = msg.Term()
-		return 0
+		return outcome{}
 	}
 	var n alert.Notification
 	if _, err := bus.Decode(msg.Data(), "notification", &n); err != nil {
 		w.log.Error("outbox message is not a notification; dropping it", "subject", msg.Subject(), "seq", meta.Sequence.Stream, "err", err)
 		_ = msg.TermWithReason("undecodable")
-		return 0
+		return outcome{}
 	}
 	// Retries happen in this run, not by redelivery: count both.
 	attempt := meta.NumDelivered + failed
 	log := w.log.With("id", n.ID, "attempt", attempt)
 	if n.ID != "" && (w.done.Has(n.ID) || w.skipDirect(n)) {
 		w.ack(ctx, msg, n, log)
-		return 0
+		return outcome{}
 	}
 	sel, ok := w.ch.Select(n)
 	if !ok {
 		w.ack(ctx, msg, n, log)
-		return 0
+		return outcome{}
 	}
 	if !w.direct.begin(n.ID, w.ch.Name) {
 		if w.skipDirect(n) {
 			w.ack(ctx, msg, n, log)
-			return 0
+			return outcome{}
 		}
-		return directSendWait // the direct sender has it in flight: see how it ended
+		// The direct sender has it in flight: see how it ended.
+		return outcome{retryIn: directSendWait, hold: true}
 	}
 	m := RenderGuided(sel, w.guide)
 	start := time.Now()
@@ -245,29 +272,29 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) (
 			"since_created", time.Since(n.Created).Round(time.Millisecond))
 		w.delivered(n.ID)
 		w.ack(ctx, msg, n, log)
-		return 0
+		return outcome{tried: true}
 	}
 	if ctx.Err() != nil {
 		// Shutting down mid-send: hand it back at once for the next run.
 		_ = msg.Nak()
-		return 0
+		return outcome{}
 	}
 	age := time.Since(meta.Timestamp)
 	if age >= w.retryFor {
 		m := *meta
 		m.NumDelivered = attempt
 		if w.deadLetter(ctx, msg, &m, n, err, log) {
-			return 0
+			return outcome{tried: true, err: err}
 		}
-		return w.max
+		return outcome{tried: true, err: err, retryIn: w.max, hold: true}
 	}
 	delay := backoff(attempt, w.initial, w.max)
 	if left := w.retryFor - age; delay > left {
 		delay = left
 	}
-	log.Warn("notification not delivered; will retry", "err", err, "retry_in", delay.Round(time.Millisecond),
+	log.Warn("notification not delivered; the channel tries it again", "err", err,
 		"gives_up_in", (w.retryFor - age).Round(time.Second))
-	return max(delay, time.Millisecond)
+	return outcome{tried: true, err: err, retryIn: max(delay, time.Millisecond)}
 }
 
 // send runs one attempt under send_timeout, telling the bus the message is
@@ -292,15 +319,49 @@ func (w *worker) send(ctx context.Context, msg jetstream.Msg, m Message) error {
 	return w.ch.Send(sctx, m)
 }
 
-// ack confirms with the server (double ack): if that fails the id stays in
-// done, so the redelivery is dropped instead of sent again.
+// ack confirms with the server (double ack). If that fails — the
+// consumer's leader is being elected after a NATS node failed, the
+// connection is reconnecting — it is tried again in the background until
+// confirmed: left unacknowledged, the message would stay pending until
+// AckWait, and a restarted fleet peer waits that long for it to come back
+// before the incident's next notification (learnPending). Meanwhile the id
+// stays in done, so a redelivery is dropped instead of sent again.
 func (w *worker) ack(ctx context.Context, msg jetstream.Msg, n alert.Notification, log *slog.Logger) {
 	// Ack even when shutting down: the send already happened.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := msg.DoubleAck(actx); err != nil {
-		log.Warn("acknowledgement not confirmed; a redelivery will be recognised and skipped", "err", err)
+	err := msg.DoubleAck(actx)
+	cancel()
+	if err == nil {
+		return
 	}
+	if ctx.Err() != nil {
+		log.Warn("acknowledgement not confirmed while stopping; the redelivery will be recognised", "err", err)
+		return
+	}
+	log.Warn("acknowledgement not confirmed; trying again (a redelivery meanwhile is recognised and skipped)", "err", err)
+	w.order.wg.Go(func() { w.reack(ctx, msg, log) })
+}
+
+// reack tries an unconfirmed acknowledgement again, on a short backoff,
+// until the server confirms it, ctx ends, or AckWait has passed (by then
+// the server has redelivered it, and done recognises the redelivery).
+func (w *worker) reack(ctx context.Context, msg jetstream.Msg, log *slog.Logger) {
+	deadline := time.Now().Add(w.ackWait)
+	wait := 250 * time.Millisecond
+	for tries := 2; time.Now().Before(deadline); tries++ {
+		if clock.Sleep(ctx, wait) != nil {
+			return
+		}
+		wait = min(2*wait, 4*time.Second)
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := msg.DoubleAck(actx)
+		cancel()
+		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			log.Info("acknowledgement confirmed", "tries", tries)
+			return
+		}
+	}
+	log.Warn("acknowledgement still not confirmed after AckWait; the redelivery will be recognised")
 }
 
 // backoff is initial·2^(attempt-1), capped at max.

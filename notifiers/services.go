@@ -4,10 +4,18 @@ import (
 	"github.com/zwatch/zwatch/notifiers/channel"
 	"github.com/zwatch/zwatch/notifiers/discord"
 	"github.com/zwatch/zwatch/notifiers/email"
+	"github.com/zwatch/zwatch/notifiers/exec"
 	"github.com/zwatch/zwatch/notifiers/gotify"
+	"github.com/zwatch/zwatch/notifiers/matrix"
+	"github.com/zwatch/zwatch/notifiers/mattermost"
+	"github.com/zwatch/zwatch/notifiers/mqtt"
 	"github.com/zwatch/zwatch/notifiers/ntfy"
+	"github.com/zwatch/zwatch/notifiers/opsgenie"
+	"github.com/zwatch/zwatch/notifiers/pagerduty"
 	"github.com/zwatch/zwatch/notifiers/pushover"
+	"github.com/zwatch/zwatch/notifiers/signal"
 	"github.com/zwatch/zwatch/notifiers/slack"
+	"github.com/zwatch/zwatch/notifiers/teams"
 	"github.com/zwatch/zwatch/notifiers/telegram"
 	"github.com/zwatch/zwatch/notifiers/webhook"
 )
@@ -24,7 +32,15 @@ func Services() []channel.Service {
 		gotify.Service,
 		discord.Service,
 		slack.Service,
+		mattermost.Service,
+		teams.Service,
+		matrix.Service,
 		webhook.Service,
+		exec.Service,
+		mqtt.Service,
+		signal.Service,
+		pagerduty.Service,
+		opsgenie.Service,
 	}
 }
 

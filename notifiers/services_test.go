@@ -19,13 +19,21 @@ func TestServicesTable(t *testing.T) {
 		keys []string
 	}{
 		{"email", []string{"smtp", "from", "to"}},
-		{"pushover", []string{"token", "user", "api_url"}},
+		{"pushover", []string{"token", "user", "api_url", "devices", "priority"}},
 		{"telegram", []string{"token", "chat_ids", "api_url"}},
-		{"ntfy", []string{"url", "topic", "token"}},
-		{"gotify", []string{"url", "token"}},
+		{"ntfy", []string{"url", "topic", "token", "username", "password", "priority"}},
+		{"gotify", []string{"url", "token", "priority"}},
 		{"discord", []string{"webhook_url"}},
 		{"slack", []string{"webhook_url", "token", "channel", "api_url"}},
+		{"mattermost", []string{"webhook_url", "channel", "username", "icon_url", "priority"}},
+		{"teams", []string{"webhook_url"}},
+		{"matrix", []string{"homeserver", "access_token", "room"}},
 		{"webhook", []string{"url", "headers"}},
+		{"exec", []string{"command", "timeout", "env"}},
+		{"mqtt", []string{"broker", "username", "password", "ca_file", "client_id", "topic_prefix", "discovery_prefix", "qos"}},
+		{"signal", []string{"url", "number", "recipients", "text_mode"}},
+		{"pagerduty", []string{"routing_key", "url", "client_url"}},
+		{"opsgenie", []string{"api_key", "api_url"}},
 	}
 	got := notifiers.Services()
 	if len(got) != len(want) {

@@ -57,10 +57,7 @@ func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, 
 		}
 		chans = pick
 	}
-	timeout := cfg.SendTimeout.D()
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := sendTimeout(cfg)
 	m := RenderGuided(n, opts.Guide)
 	out := make([]TestResult, len(chans))
 	var wg sync.WaitGroup
@@ -79,6 +76,7 @@ func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, 
 		})
 	}
 	wg.Wait()
+	closeSenders(chans, timeout)
 	return out
 }
 

@@ -124,10 +124,10 @@ func (p *Plan) AllDisks() []DiskRef {
 
 // DiskRef is one disk name in a plan.
 type DiskRef struct {
-	Name  string // as written
-	Path  string // key path, e.g. vdevs[0].disks[2]
-	Class string // data, special, log, cache, spare
-	Vdev  int
+	Name  string `json:"name"`  // as written
+	Path  string `json:"path"`  // key path, e.g. vdevs[0].disks[2]
+	Class string `json:"class"` // data, special, log, cache, spare
+	Vdev  int    `json:"vdev"`
 }
 
 // rename replaces every disk name by what m maps it to.

@@ -55,23 +55,40 @@ func sameValue(prop, want, got string) bool {
 	return false
 }
 
-// reconcile compares an existing pool with the plan: "already provisioned"
-// when they agree; otherwise the differences, and the commands (zfs create,
-// zfs set) that bring the datasets in line. The layout is only reported:
-// zwatch never destroys or reshapes a pool.
-func (r *runner) reconcile(in *Inspection) error {
+// Comparison is how an existing pool differs from the plan.
+type Comparison struct {
+	// Plan is the plan with its defaults applied, as compared.
+	Plan *Plan
+	// Notes are about the pool's health (not ONLINE).
+	Notes []string
+	// Layout are vdevs planned but not in the pool, or the other way
+	// round: a layout cannot be changed in place.
+	Layout []string
+	// Properties are datasets missing and properties that differ.
+	Properties []string
+	// Fixes are the zfs create and zfs set commands that bring the datasets
+	// in line; nothing destructive.
+	Fixes []Step
+}
+
+// Matches reports whether the pool is as planned.
+func (c *Comparison) Matches() bool {
+	return len(c.Layout) == 0 && len(c.Properties) == 0 && len(c.Notes) == 0
+}
+
+// compare reads the existing pool and its datasets and compares them with
+// the plan. Its errors say what could not be read.
+func (r *runner) compare() (*Comparison, error) {
 	p := r.opts.Plan.clone()
 	ApplyDefaults(p)
-	r.printf("zwatch provision: pool %s exists; comparing it with the plan (nothing on its disks is touched)\n\n", p.Pool)
+	c := &Comparison{Plan: p}
 	pool, err := r.status(p.Pool)
 	if err != nil {
-		r.printf("Could not read zpool status -P %s: %v\n", p.Pool, err)
-		return err
+		return nil, fmt.Errorf("read zpool status -P %s: %w", p.Pool, err)
 	}
-	var notes []string
-	layoutDiff := r.layoutDiffs(p, pool)
+	c.Layout = r.layoutDiffs(p, pool)
 	if pool.State != zfs.StateOnline {
-		notes = append(notes, fmt.Sprintf("pool state is %s, not ONLINE: see zpool status %s", pool.State, p.Pool))
+		c.Notes = append(c.Notes, fmt.Sprintf("pool state is %s, not ONLINE: see zpool status %s", pool.State, p.Pool))
 	}
 
 	// Properties of the root dataset and every planned dataset.
@@ -94,8 +111,7 @@ func (r *runner) reconcile(in *Inspection) error {
 	sort.Strings(names)
 	out, _, err := runOut(r.ctx, r.opts.Host, "zfs", "get", "-H", "-p", "-o", "name,property,value", "-r", "-t", "filesystem", strings.Join(names, ","), p.Pool)
 	if err != nil {
-		r.printf("Could not read dataset properties: %v\n", err)
-		return err
+		return nil, fmt.Errorf("read dataset properties: %w", err)
 	}
 	have := map[string]map[string]string{}
 	for _, pv := range ParseZfsGet(out) {
@@ -104,8 +120,6 @@ func (r *runner) reconcile(in *Inspection) error {
 		}
 		have[pv.Dataset][pv.Property] = pv.Value
 	}
-	var fixes []Step
-	var propDiffs []string
 	check := func(ds string, want map[string]string) {
 		got := have[ds]
 		for _, k := range sortedKeys(want) {
@@ -113,11 +127,11 @@ func (r *runner) reconcile(in *Inspection) error {
 				continue
 			}
 			if fixedAtCreation[k] {
-				propDiffs = append(propDiffs, fmt.Sprintf("%s: %s is %s, plan says %s (fixed at creation: cannot be changed)", ds, k, got[k], want[k]))
+				c.Properties = append(c.Properties, fmt.Sprintf("%s: %s is %s, plan says %s (fixed at creation: cannot be changed)", ds, k, got[k], want[k]))
 				continue
 			}
-			propDiffs = append(propDiffs, fmt.Sprintf("%s: %s is %s, plan says %s", ds, k, got[k], want[k]))
-			fixes = append(fixes, Step{Argv: []string{"zfs", "set", k + "=" + want[k], ds}})
+			c.Properties = append(c.Properties, fmt.Sprintf("%s: %s is %s, plan says %s", ds, k, got[k], want[k]))
+			c.Fixes = append(c.Fixes, Step{Argv: []string{"zfs", "set", k + "=" + want[k], ds}})
 		}
 	}
 	rootWant := map[string]string{}
@@ -147,7 +161,7 @@ func (r *runner) reconcile(in *Inspection) error {
 			want["mountpoint"] = d.Mountpoint
 		}
 		if have[full] == nil {
-			propDiffs = append(propDiffs, full+": missing")
+			c.Properties = append(c.Properties, full+": missing")
 			argv := []string{"zfs", "create"}
 			for _, k := range sortedKeys(d.Properties) {
 				argv = append(argv, "-o", k+"="+d.Properties[k])
@@ -155,13 +169,28 @@ func (r *runner) reconcile(in *Inspection) error {
 			if d.Mountpoint != "" {
 				argv = append(argv, "-o", "mountpoint="+d.Mountpoint)
 			}
-			fixes = append(fixes, Step{Argv: append(argv, full)})
+			c.Fixes = append(c.Fixes, Step{Argv: append(argv, full)})
 			continue
 		}
 		check(full, want)
 	}
 
-	if len(layoutDiff) == 0 && len(propDiffs) == 0 && len(notes) == 0 {
+	return c, nil
+}
+
+// reconcile compares an existing pool with the plan: "already provisioned"
+// when they agree; otherwise the differences, and the commands (zfs create,
+// zfs set) that bring the datasets in line. The layout is only reported:
+// zwatch never destroys or reshapes a pool.
+func (r *runner) reconcile(in *Inspection) error {
+	r.printf("zwatch provision: pool %s exists; comparing it with the plan (nothing on its disks is touched)\n\n", r.opts.Plan.Pool)
+	c, err := r.compare()
+	if err != nil {
+		r.printf("Could not %v\n", err)
+		return err
+	}
+	p, layoutDiff, fixes := c.Plan, c.Layout, c.Fixes
+	if c.Matches() {
 		r.printf("Already provisioned: pool %s matches the plan (%s).\n", p.Pool, strings.Join(layoutWords(p), "; "))
 		return nil
 	}
@@ -170,7 +199,7 @@ func (r *runner) reconcile(in *Inspection) error {
 	} else {
 		r.printf("Pool %s exists with another layout. Differences:\n", p.Pool)
 	}
-	for _, d := range append(append(append([]string{}, notes...), layoutDiff...), propDiffs...) {
+	for _, d := range append(append(append([]string{}, c.Notes...), layoutDiff...), c.Properties...) {
 		r.printf("  - %s\n", d)
 	}
 	if len(layoutDiff) > 0 {

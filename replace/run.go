@@ -50,6 +50,8 @@ type Options struct {
 	// Ashift of the vdev when the caller knows it; else asked from Status
 	// when it implements AshiftSource.
 	Ashift int
+	// Plan, when set, receives what the run decided (--json).
+	Plan *Plan
 }
 
 // Run shows the failing devices, picks or checks the new disk, confirms,
@@ -87,6 +89,9 @@ func newRun(o Options) (*run, error) {
 		return nil, errors.New("replace: no command runner")
 	}
 	r := &run{Options: o}
+	if o.Plan != nil {
+		*o.Plan = newPlan(o.Pool)
+	}
 	if o.In != nil {
 		r.in = bufio.NewReader(o.In)
 	}
@@ -105,12 +110,22 @@ func (r *run) run(ctx context.Context) error {
 	}
 	failing := failingDevices(pools, r.Pool)
 	r.showFailing(failing)
+	r.record(func(p *Plan) {
+		for _, d := range failing {
+			p.Failing = append(p.Failing, planDevice(d))
+		}
+	})
 	old, err := r.chooseOld(pools, failing)
 	if err != nil || old == nil {
 		return err
 	}
+	r.record(func(p *Plan) { d := planDevice(*old); p.Old = &d })
 	if old.parent != nil && old.parent.Type == zfs.VdevReplacing {
 		fmt.Fprintf(r.Out, "\n%s is already being replaced in pool %s; following the resilver.\n", old.leaf.Name, old.pool.Name)
+		r.record(func(p *Plan) {
+			p.AlreadyReplacing = true
+			p.Afterwards = append(p.Afterwards, newCommand("zpool", "status", "-v", old.pool.Name))
+		})
 		if r.DryRun {
 			fmt.Fprintf(r.Out, "\n    %s\n", ShellCommand("zpool", "status", "-v", old.pool.Name))
 			return nil
@@ -130,7 +145,11 @@ func (r *run) run(ctx context.Context) error {
 	t.Ashift = r.ashift(ctx, old.pool.Name)
 	cands := Candidates(ctx, disks, pools, t, r.Probe)
 	r.showCandidates(cands, t)
+	r.record(func(p *Plan) { p.MinSizeBytes, p.Candidates = t.MinSize, append(p.Candidates, cands...) })
 	nc, err := r.chooseNew(cands)
+	if nc.Device != "" || nc.Disk.Kernel != "" {
+		r.record(func(p *Plan) { p.New = &nc })
+	}
 	if err != nil {
 		return err
 	}
@@ -138,6 +157,10 @@ func (r *run) run(ctx context.Context) error {
 	p := planFor(&rep)
 	argv := []string{"replace", old.pool.Name, p.oldArg, nc.Device}
 	fmt.Fprintf(r.Out, "\nThe command:\n\n    %s\n", ShellCommand(append([]string{"zpool"}, argv...)...))
+	r.record(func(p *Plan) {
+		p.Commands = append(p.Commands, newCommand(append([]string{"zpool"}, argv...)...))
+		p.Afterwards = append(p.Afterwards, newCommand("zpool", "status", "-v", old.pool.Name), newCommand("zpool", "scrub", old.pool.Name))
+	})
 	if r.DryRun {
 		fmt.Fprintf(r.Out, "\nDry run: nothing was run. Afterwards, watch and verify with:\n\n    %s\n    %s\n",
 			ShellCommand("zpool", "status", "-v", old.pool.Name), ShellCommand("zpool", "scrub", old.pool.Name))

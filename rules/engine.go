@@ -21,6 +21,7 @@ import (
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/silence"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
 )
@@ -59,6 +60,11 @@ type Engine struct {
 	// rules is the catalogue the engine runs, split by scope.
 	rules ruleSet
 	ctx   evalCtx // see newCtx
+	// silences keep the alerts they match from being sent (silence.go);
+	// beforeFlush, when set, is called before a notification is made, so
+	// the runner can read them first.
+	silences    []silence.Silence
+	beforeFlush func()
 }
 
 // NewEngine returns an engine with no state that runs Catalogue(). cfg

@@ -39,23 +39,72 @@ func Eval(files []string, cfg config.RulesConfig) ([]alert.Alert, error) {
 }
 
 func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Alert, error) {
-	e := NewEngine(cfg, nil)
-	step := cfg.GroupWait.D() + time.Second
-	var last []alert.Alert
+	ev, err := evalFiles(files, cfg, now, false)
+	return ev.Alerts, err
+}
+
+// Evaluation is what one evaluation found: the alerts a person would see,
+// and the facts they were judged from, in the order observed.
+type Evaluation struct {
+	Alerts []alert.Alert
+	Facts  []bus.Envelope
+}
+
+// EvalFilesAt is Eval on the clock now, and also returns the facts the
+// files became (`zwatch check --input` reads its performance data from them).
+func EvalFilesAt(files []string, cfg config.RulesConfig, now time.Time) (Evaluation, error) {
+	return evalFiles(files, cfg, now, true)
+}
+
+// evalFiles keeps the facts only when asked: a saved output of millions of
+// lines need not stay in memory once judged.
+func evalFiles(files []string, cfg config.RulesConfig, now time.Time, keep bool) (Evaluation, error) {
 	var capacity facts.CapacityData
-	for i, f := range files {
-		envs, err := envelopesOf(f, now, &capacity, cfg.Kernel)
+	return evalSteps(EvalHost, len(files), cfg, now, keep, func(i int, at time.Time) (string, []bus.Envelope, error) {
+		envs, err := envelopesOf(files[i], at, &capacity, cfg.Kernel)
+		return files[i], envs, err
+	})
+}
+
+// EvalFacts judges facts collected together from host, such as one live
+// reading of every collector (`zwatch check`), as one observation on the
+// clock now. As in Eval, a condition they show fires at once: the clock
+// moves past its `for`.
+func EvalFacts(host string, envs []bus.Envelope, cfg config.RulesConfig, now time.Time) (Evaluation, error) {
+	return evalSteps(host, 1, cfg, now, true, func(int, time.Time) (string, []bus.Envelope, error) {
+		return host, envs, nil
+	})
+}
+
+// evalSteps observes n successive steps of facts from host. Between steps
+// a fake clock moves past group_wait and past the `for` of every pending
+// alert; the alerts firing after the last step, and those it resolved,
+// are returned, without those a bigger one carries (inhibited), and the
+// facts when keep is set.
+func evalSteps(host string, n int, cfg config.RulesConfig, now time.Time, keep bool, step func(i int, at time.Time) (string, []bus.Envelope, error)) (Evaluation, error) {
+	e := NewEngine(cfg, nil)
+	gap := cfg.GroupWait.D() + time.Second
+	var out Evaluation
+	for i := range n {
+		name, envs, err := step(i, now)
 		if err != nil {
-			return nil, err
+			return Evaluation{}, err
 		}
 		for _, env := range envs {
 			if err := e.Observe(env, now); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
+				return Evaluation{}, fmt.Errorf("%s: %w", name, err)
 			}
 		}
+		if keep {
+			out.Facts = append(out.Facts, envs...)
+		}
+		h := e.hosts[host]
+		if h == nil {
+			continue // nothing observed from host yet
+		}
 		// Past every `for`, so pending alerts fire as they would in time.
-		next := now.Add(step)
-		for _, t := range e.hosts[EvalHost].Alerts {
+		next := now.Add(gap)
+		for _, t := range h.Alerts {
 			if t.A.State == alert.Pending {
 				if at := t.A.StartsAt.Add(t.For + time.Second); at.After(next) {
 					next = at
@@ -63,21 +112,20 @@ func evalAt(files []string, cfg config.RulesConfig, now time.Time) ([]alert.Aler
 			}
 		}
 		now = next
-		if i == len(files)-1 {
-			h := e.hosts[EvalHost]
+		if i == n-1 {
 			e.settle(h, now)
-			for _, a := range e.Alerts(EvalHost) {
+			for _, a := range e.Alerts(host) {
 				if t := h.Alerts[a.Fingerprint]; t != nil && t.Inhibited {
 					continue
 				}
 				if a.State == alert.Firing || (a.State == alert.Resolved && wasSent(h, a.Fingerprint)) {
-					last = append(last, a)
+					out.Alerts = append(out.Alerts, a)
 				}
 			}
 		}
 		e.Tick(now)
 	}
-	return last, nil
+	return out, nil
 }
 
 func wasSent(h *hostState, fp string) bool {

@@ -121,6 +121,9 @@ func (e *Engine) due(t *tracked, now time.Time) (due, repeat bool) {
 	case alert.Resolved:
 		return t.LastSent != nil, false
 	case alert.Firing:
+		if len(e.silences) > 0 && e.silencedBy(t, now) != nil {
+			return false, false
+		}
 		if t.LastSent == nil || t.A.Severity.Rank() > t.SentSeverity.Rank() || t.News > t.SentNews {
 			return true, false
 		}
@@ -175,6 +178,13 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 			g == nil && (!ok || now.Sub(last) >= e.cfg.GroupWait.D()) {
 			at = now
 		}
+		if !repeat && newsOnly(t) {
+			// A count past its next power of ten, or a newer event of the
+			// same kind, of an alert the person was paged for moments ago
+			// waits group_interval: a disk erroring through a scrub pages
+			// once, then once more with the count it reached.
+			at = laterOf(at, t.LastSent.Add(e.cfg.GroupInterval.D()))
+		}
 		if g == nil {
 			h.Groups[t.Group] = &groupState{FlushAt: at}
 			h.dirty = true
@@ -183,6 +193,20 @@ func (e *Engine) schedule(h *hostState, now time.Time) {
 			h.dirty = true
 		}
 	}
+}
+
+// newsOnly: t was sent and has news, but neither a higher severity nor a
+// first page.
+func newsOnly(t *tracked) bool {
+	return t.LastSent != nil && t.A.State == alert.Firing && t.News > t.SentNews &&
+		t.A.Severity.Rank() <= t.SentSeverity.Rank()
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // criticalSentLately reports whether group had a critical page within
@@ -221,6 +245,9 @@ func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 	}
 	if len(keys) == 0 {
 		return nil
+	}
+	if e.beforeFlush != nil {
+		e.beforeFlush()
 	}
 	sort.Strings(keys)
 	var out []alert.Notification

@@ -66,3 +66,9 @@ const (
 	// stream or consumer was found (and repaired, with what was lost).
 	NameStateStorageFailed = "StateStorageFailed"
 )
+
+// IsPoolStateAlert reports whether name says what state a pool as a whole
+// is in; a summary of many alerts names these first (`zwatch check`).
+func IsPoolStateAlert(name string) bool {
+	return name == namePoolState || name == namePoolSuspended || name == namePoolMissing
+}

@@ -56,7 +56,7 @@ func RenderAlerts(w io.Writer, alerts []alert.Alert) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEVERITY\tSTATE\tALERT\tON\tSUMMARY")
 	for _, a := range sorted(alerts) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Severity, a.State, a.Name, about(a.Labels), a.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Severity, a.State, a.Name, about(a.Labels), a.Summary, SilencedNote(a.Silenced))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write alerts: %w", err)
@@ -82,4 +82,18 @@ func sorted(alerts []alert.Alert) []alert.Alert {
 	out := append([]alert.Alert(nil), alerts...)
 	sort.SliceStable(out, func(i, j int) bool { return lessAlert(&out[i], &out[j]) })
 	return out
+}
+
+// SilencedNote is what a silenced alert shows after its summary:
+// " [silenced until 2026-05-01 08:00 by alice: waiting for the new disk]",
+// or "" for one not silenced.
+func SilencedNote(s *alert.Silenced) string {
+	if s == nil {
+		return ""
+	}
+	note := " [silenced until " + s.EndsAt.Local().Format("2006-01-02 15:04") + " by " + s.CreatedBy
+	if c := strings.Join(strings.Fields(s.Comment), " "); c != "" {
+		note += ": " + c
+	}
+	return note + "]"
 }

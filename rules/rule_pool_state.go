@@ -191,6 +191,7 @@ func rulePoolStateFromList(c *evalCtx) {
 	}
 	down, why := statusCannotAnswer(c)
 	if !down {
+		handOverToStatus(c.h)
 		return
 	}
 	for _, p := range c.h.capacity.pools {
@@ -209,5 +210,19 @@ func rulePoolStateFromList(c *evalCtx) {
 				p.Name, p.Health, why, shellWord(p.Name)),
 			evidence: map[string]string{"pool_state": p.Health, "source": "zpool list", "status": why},
 		})
+	}
+}
+
+// handOverToStatus gives the alerts zpool list raised while status could
+// not answer to the status scope once it answers again: status judges them
+// from then on, keeping the alert of a pool that was exported meanwhile.
+// Left to the list, a zpool list from before the export resolved it (a
+// false all-clear, make e2e).
+func handOverToStatus(h *hostState) {
+	for _, t := range h.Alerts {
+		if t.Scope == scopeWatcher && t.A.Name == namePoolState && t.A.State != alert.Resolved {
+			t.Scope = scopeStatus
+			h.dirty = true
+		}
 	}
 }

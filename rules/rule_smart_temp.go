@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
@@ -37,32 +38,9 @@ func ruleSmartTemperature(c *evalCtx, r *smart.Report) {
 		return
 	}
 	t := *r.TemperatureC
-	warn, crit := c.cfg.Smart.HDDTempWarning, c.cfg.Smart.HDDTempCritical
-	kind := "HDD"
-	if (r.RotationRPM != nil && *r.RotationRPM == 0) || r.Transport == disk.TransportNVMe || r.NVMe != nil {
-		warn, crit, kind = c.cfg.Smart.SSDTempWarning, c.cfg.Smart.SSDTempCritical, "SSD"
-	}
-	src := "configured " + kind + " limits"
-	if r.TempWarnC != nil && *r.TempWarnC > 0 {
-		warn, src = *r.TempWarnC, "the drive's own limits"
-	}
-	if r.TempCritC != nil && *r.TempCritC > 0 {
-		crit, src = *r.TempCritC, "the drive's own limits"
-	}
-	if crit <= warn {
-		crit = warn + 5
-	}
-	if o := override(c.cfg, r, 194); o != nil {
-		if o.Ignore {
-			return
-		}
-		if o.Warning != nil {
-			warn = int(*o.Warning)
-		}
-		if o.Critical != nil {
-			crit = int(*o.Critical)
-		}
-		src = "an override"
+	warn, crit, src, ignore := temperatureLimits(c.cfg, r)
+	if ignore {
+		return
 	}
 	var sev alert.Severity
 	switch {
@@ -81,4 +59,40 @@ func ruleSmartTemperature(c *evalCtx, r *smart.Report) {
 		desc: fmt.Sprintf("%s %s is at %d °C (warning %d, critical %d, from %s). Check fans, airflow and dust filters.",
 			r.Model, diskLabel(r), t, warn, crit, src),
 		evidence: ev})
+}
+
+// temperatureLimits are the warning and critical temperatures of a disk
+// and where they come from: the drive's own thresholds where it reports
+// them (NVMe WCTEMP/CCTEMP, SCT limits, SCSI drive trip), otherwise
+// rules.smart.{hdd,ssd}_temp_*; an override for attribute 194 beats both,
+// or silences the disk (ignore).
+func temperatureLimits(cfg *config.RulesConfig, r *smart.Report) (warn, crit int, src string, ignore bool) {
+	warn, crit = cfg.Smart.HDDTempWarning, cfg.Smart.HDDTempCritical
+	kind := "HDD"
+	if (r.RotationRPM != nil && *r.RotationRPM == 0) || r.Transport == disk.TransportNVMe || r.NVMe != nil {
+		warn, crit, kind = cfg.Smart.SSDTempWarning, cfg.Smart.SSDTempCritical, "SSD"
+	}
+	src = "configured " + kind + " limits"
+	if r.TempWarnC != nil && *r.TempWarnC > 0 {
+		warn, src = *r.TempWarnC, "the drive's own limits"
+	}
+	if r.TempCritC != nil && *r.TempCritC > 0 {
+		crit, src = *r.TempCritC, "the drive's own limits"
+	}
+	if crit <= warn {
+		crit = warn + 5
+	}
+	if o := override(cfg, r, 194); o != nil {
+		if o.Ignore {
+			return warn, crit, "an override", true
+		}
+		if o.Warning != nil {
+			warn = int(*o.Warning)
+		}
+		if o.Critical != nil {
+			crit = int(*o.Critical)
+		}
+		src = "an override"
+	}
+	return warn, crit, src, false
 }

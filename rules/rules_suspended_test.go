@@ -251,6 +251,32 @@ func TestPoolStateFromListWhileStatusHangs(t *testing.T) {
 	}
 }
 
+// A pool exported while zpool status hung (make e2e, scenario missing):
+// status answers again without the pool while a zpool list from before the
+// export still shows it DEGRADED. The list's alert goes to status, which
+// keeps it for the missing pool: no false all-clear.
+func TestPoolStateFromListHandedToStatus(t *testing.T) {
+	e := newTestEngine()
+	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", t0), t0)
+	list := func(health string, at time.Time) {
+		observe(t, e, envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: []zfs.PoolList{{Name: "tank", Health: health, SizeBytes: 1 << 40}}}), at)
+	}
+	now := t0.Add(time.Minute)
+	observe(t, e, timeoutEnv(t, "zpool_status", "timeout", "", now), now)
+	list("DEGRADED", now.Add(10*time.Second))
+	want := []string{"PoolState warning pool=tank state=DEGRADED"}
+	sameList(t, active(e, namePoolState), want)
+	observe(t, e, poolsEnv(t, []*zfs.Pool{}, now.Add(20*time.Second)), now.Add(20*time.Second))
+	list("DEGRADED", now.Add(21*time.Second))
+	sameList(t, active(e, namePoolState), want)
+	observe(t, e, poolsEnv(t, []*zfs.Pool{}, now.Add(30*time.Second)), now.Add(30*time.Second))
+	observe(t, e, envOf(t, facts.KindZpoolCapacity, "zpool_list", now.Add(31*time.Second), facts.CapacityData{}), now.Add(31*time.Second))
+	sameList(t, active(e, namePoolState), want)
+	if a := find(e, namePoolState); a == nil || !strings.Contains(a.Summary, keptMark) {
+		t.Errorf("alert %+v, want it kept for the pool not imported", a)
+	}
+}
+
 // A single-disk top-level vdev is named once in every summary (it was
 // "hung//dev/disk/by-id/...").
 func TestSingleDiskVdevNamedOnce(t *testing.T) {

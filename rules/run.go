@@ -66,6 +66,13 @@ type RunOptions struct {
 	// Repaired hears of damaged state the engine found and rewrote, with
 	// what may have been lost, to be paged (StateStorageFailed).
 	Repaired func(what string)
+	// Host is the host this engine runs on: notices about no host in
+	// particular (a silence that expired) go out on its subject. Default:
+	// the host of an alert the notice names, else the machine's hostname.
+	Host string
+	// Now is the engine's clock (default time.Now); tests move it to see
+	// silences expire and repeats fall due.
+	Now func() time.Time
 }
 
 // maxConflicts is how many save conflicts in a row, each after a reload,
@@ -111,6 +118,8 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 		}
 	}
 	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: recent.New[uint64](4096), seed: maphash.MakeSeed(), core: core}
+	e.beforeFlush = r.beforeFlush(ctx)
+	r.readSilences(ctx, true)
 	for {
 		// A consumer lost while the engine runs (JetStream reloaded after
 		// a storage failure) is opened again; the state in memory stays.
@@ -187,7 +196,7 @@ func (r *runner) consume(ctx context.Context) error {
 		case m := <-r.core:
 			r.handleCore(ctx, m)
 		case <-t.C:
-			r.tick(ctx, time.Now())
+			r.tick(ctx, r.now())
 		}
 	}
 }
@@ -221,6 +230,16 @@ type runner struct {
 	// is set once they meant a damaged entry.
 	conflicts int
 	overwrite bool
+	// sil: the silences as last read (run_silence.go).
+	sil silences
+}
+
+// now is the engine's clock.
+func (r *runner) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
 }
 
 type sentNote struct {
@@ -231,6 +250,8 @@ type sentNote struct {
 type pendingNote struct {
 	n      alert.Notification
 	direct bool // handed to opts.Direct already
+	// silence is the ID of the silence whose expiry notice n is.
+	silence string
 }
 
 // maxPending bounds what waits for the outbox; the oldest are dropped.
@@ -289,7 +310,7 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 // not wait up to a second for the ticker (a pulled disk should reach the
 // phone now).
 func (r *runner) dueNow(ctx context.Context) {
-	if now := time.Now(); r.e.Due(now) {
+	if now := r.now(); r.e.Due(now) {
 		r.tick(ctx, now)
 	}
 }
@@ -318,7 +339,7 @@ func (r *runner) observe(ctx context.Context, subject string, data []byte, pos P
 			r.log.Debug("fact", "subject", subject, "age", start.Sub(env.CollectedAt).Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
 		}()
 	}
-	if err := r.e.ObserveSeq(env, pos, start); err != nil {
+	if err := r.e.ObserveSeq(env, pos, r.now()); err != nil {
 		// A message that cannot be read now never will be.
 		r.log.Warn("rules: dropping message", "subject", subject, "err", err)
 		return "", false
@@ -327,6 +348,9 @@ func (r *runner) observe(ctx context.Context, subject string, data []byte, pos P
 }
 
 func (r *runner) tick(ctx context.Context, now time.Time) {
+	r.sil.fresh = false
+	r.readSilences(ctx, false)
+	r.queueExpiryNotices(now)
 	for _, n := range r.e.Tick(now) {
 		r.pending = append(r.pending, pendingNote{n: n})
 	}
@@ -335,12 +359,15 @@ func (r *runner) tick(ctx context.Context, now time.Time) {
 		r.log.Error("rules: the outbox has not taken notifications for long; dropping the oldest", "dropped", drop)
 		r.pending = r.pending[drop:]
 	}
-	r.flush(ctx, now)
+	// The outbox and the store are retried on the wall clock, whatever
+	// the engine's clock says.
+	wall := time.Now()
+	r.flush(ctx, wall)
 	if r.save(ctx) {
 		r.log.Warn("rules: state changed by another engine; reloading")
 		r.reload(ctx)
 	}
-	r.savePosition(ctx, now)
+	r.savePosition(ctx, wall)
 }
 
 // flush publishes what is pending, in order; what the outbox does not take
@@ -383,6 +410,9 @@ func (r *runner) flush(ctx context.Context, now time.Time) {
 			// Give the channels' workers a moment first, so that what they
 			// deliver is not sent twice.
 			r.sendDirect(ctx, n, takenGrace)
+		}
+		if id := r.pending[0].silence; id != "" {
+			r.noticed(ctx, id, r.now())
 		}
 		r.pending = r.pending[1:]
 		r.remember(n, now)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/config"
 )
 
 // keyPrefix names the rule engine's keys in bus.StateBucket: one key per
@@ -62,15 +61,22 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 	if err != nil {
 		return nil, fmt.Errorf("read rule state %s: %w", key, err)
 	}
+	h := decodeHost(ent.Value())
+	if h != nil {
+		h.rev = ent.Revision()
+	}
+	return h, nil
+}
+
+// decodeHost reads one host's saved state. An unreadable or older state is
+// nil: alerts may re-fire once, which beats misreading what was sent.
+func decodeHost(data []byte) *hostState {
 	var h hostState
-	if err := json.Unmarshal(ent.Value(), &h); err != nil || h.Version != stateVersion || h.Host == "" {
-		// An unreadable or older state is dropped: alerts may re-fire
-		// once, which beats misreading what was sent.
-		return nil, nil
+	if err := json.Unmarshal(data, &h); err != nil || h.Version != stateVersion || h.Host == "" {
+		return nil
 	}
 	h.fixMaps()
-	h.rev = ent.Revision()
-	return &h, nil
+	return &h
 }
 
 // Save writes the state of every host changed since the last Save, with
@@ -117,23 +123,14 @@ func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite boo
 }
 
 // Active reads the current alerts — pending and firing, inhibited ones
-// included — of every host from the state bucket, for `zwatch alerts`.
+// included, silenced ones marked — of every host from the state bucket,
+// for `zwatch alerts`.
 func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
+	c, err := ReadCurrent(ctx, b)
 	if err != nil {
-		return nil, fmt.Errorf("open state bucket %s: %w", bus.StateBucket, err)
-	}
-	e := NewEngine(config.DefaultRules(), nil)
-	if err := e.Load(ctx, kv); err != nil {
 		return nil, err
 	}
-	var out []alert.Alert
-	for _, a := range e.Alerts("") {
-		if a.State != alert.Resolved {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return c.Active(), nil
 }
 
 // unsaved reports whether some host's state changed since the last Save.

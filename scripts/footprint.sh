@@ -7,6 +7,9 @@
 # their default intervals; l0 for zfs version), SMART off, the kernel log
 # follower reading this machine's /dev/kmsg and the disk inventory its sysfs.
 # Prints VmRSS/VmHWM after 32 s and 62 s and the CPU used between.
+# The status page and /metrics listen on 127.0.0.1:18931; ZW_FOOTPRINT_HTTP=off turns them
+# off, ZW_FOOTPRINT_HTTP=load also fetches the page, its API and /metrics 10 times each
+# (one a second) from 20 s on, as a person and a Prometheus scraping every 15 s would.
 # Usage: scripts/footprint.sh [BINARY]   (default bin/zwatch; build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,9 +49,27 @@ log: {level: warn}
 zfs: {zpool: $work/bin/zpool, zfs: $work/bin/zfs, list_interval: 10s, status_interval: 10s}
 smart: {enabled: false}
 YAML
+http_mode=${ZW_FOOTPRINT_HTTP:-on}
+case $http_mode in
+off) echo 'http: {listen: ""}' >>"$work/cfg.yaml" ;;
+bare) printf 'http: {listen: ""}\nhistory: {enabled: false}\n' >>"$work/cfg.yaml" ;;
+on|load) echo 'http: {listen: 127.0.0.1:18931}' >>"$work/cfg.yaml" ;;
+*) echo "ZW_FOOTPRINT_HTTP: want on, off or load" >&2; exit 2 ;;
+esac
 "$bin" run --config "$work/cfg.yaml" >"$work/log" 2>&1 &
 pid=$!
-sleep 32
+if [ "$http_mode" = load ]; then
+	sleep 20
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		for path in / /api/host?host=footprint /metrics; do
+			curl -fsS -o /dev/null "http://127.0.0.1:18931$path" || echo "GET $path failed" >&2
+		done
+		sleep 1
+	done
+	sleep 2
+else
+	sleep 32
+fi
 echo "after 32 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 t0=$(awk '{print $14+$15}' /proc/$pid/stat)
 sleep 30

@@ -134,6 +134,13 @@ func renderAlertsReport(w io.Writer, r daemon.AlertsReport) {
 	} else {
 		rules.RenderAlerts(w, r.Active)
 	}
+	if len(r.Silences) > 0 {
+		fmt.Fprintf(w, "\nSilences (%d):\n", len(r.Silences))
+		for _, s := range r.Silences {
+			fmt.Fprintf(w, "  %s %s %s, up to %s, until %s by %s: %s\n", s.Short(), s.State(r.GeneratedAt), s.Matchers, s.MaxSeverity,
+				s.EndsAt.Local().Format("2006-01-02 15:04"), s.CreatedBy, oneLineText(s.Comment))
+		}
+	}
 	fmt.Fprintf(w, "\nRecent notifications (%d):\n", len(r.Recent))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, n := range r.Recent {
@@ -206,10 +213,16 @@ device, or none of the outputs above.`,
 func newNotifyCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{Use: "notify", Short: "Work with notification channels"}
 	var channel string
+	var asJSON bool
 	test := &cobra.Command{
 		Use:   "test",
 		Short: "Send a realistic test alert (a simulated disk failure with its replacement guide) through each channel",
-		Args:  cobra.NoArgs,
+		Long: `Send a realistic test alert (a simulated disk failure with its replacement
+guide) through each channel, directly (not through the outbox), and print
+per channel whether it was delivered, or the service's error and the likely
+fix. --json prints the same as one object (docs/json.md). Exit status 1
+when a channel failed, 2 when none is configured.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := g.loadConfig()
 			if err != nil {
@@ -217,29 +230,72 @@ func newNotifyCmd(g *globals) *cobra.Command {
 			}
 			n := notifiers.SampleNotification(l.Config.Host)
 			results := notifiers.TestWith(cmd.Context(), l.Config.Notify, channel, n, runOptions().Notify)
+			out := cmd.OutOrStdout()
+			rep := notifyTestReport(results)
+			if asJSON {
+				if err := writeJSON(out, rep); err != nil {
+					return err
+				}
+			}
 			if len(results) == 0 {
 				return withCode(exitUsage, errors.New("no channels configured: add one under notify.channels (see configs/zwatch.example.yaml)"))
 			}
-			failed := 0
-			out := cmd.OutOrStdout()
-			for _, r := range results {
-				if r.Delivered {
-					fmt.Fprintf(out, "%-20s %-9s delivered in %s\n", r.Channel, r.Type, r.Took.Round(time.Millisecond))
-					continue
-				}
-				failed++
-				fmt.Fprintf(out, "%-20s %-9s FAILED: %v\n", r.Channel, r.Type, r.Err)
-				if r.Fix != "" {
-					fmt.Fprintf(out, "%-20s %-9s fix: %s\n", "", "", r.Fix)
+			for _, r := range rep.Channels {
+				switch {
+				case asJSON:
+				case r.Delivered:
+					fmt.Fprintf(out, "%-20s %-9s delivered in %s\n", r.Channel, r.Type, (time.Duration(r.TookMS) * time.Millisecond).String())
+				default:
+					fmt.Fprintf(out, "%-20s %-9s FAILED: %s\n", r.Channel, r.Type, r.Error)
+					if r.Fix != "" {
+						fmt.Fprintf(out, "%-20s %-9s fix: %s\n", "", "", r.Fix)
+					}
 				}
 			}
-			if failed > 0 {
-				return withCode(exitFailure, fmt.Errorf("%d of %d channels failed", failed, len(results)))
+			if rep.Failed > 0 {
+				return withCode(exitFailure, fmt.Errorf("%d of %d channels failed", rep.Failed, len(results)))
 			}
 			return nil
 		},
 	}
 	test.Flags().StringVar(&channel, "channel", "", "only this channel (by name)")
+	test.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/json.md)")
 	root.AddCommand(test)
 	return root
+}
+
+// notifyTest is `zwatch notify test --json`.
+type notifyTest struct {
+	Channels  []channelTest `json:"channels"`
+	Delivered int           `json:"delivered"`
+	Failed    int           `json:"failed"`
+}
+
+// channelTest is one channel's outcome: delivered, or the service's error
+// (secrets redacted, as in the text form) and the likely fix.
+type channelTest struct {
+	Channel   string `json:"channel"`
+	Type      string `json:"type"`
+	Delivered bool   `json:"delivered"`
+	TookMS    int64  `json:"took_ms"`
+	Error     string `json:"error,omitempty"`
+	Fix       string `json:"fix,omitempty"`
+}
+
+func notifyTestReport(results []notifiers.TestResult) notifyTest {
+	rep := notifyTest{Channels: []channelTest{}}
+	for _, r := range results {
+		c := channelTest{Channel: r.Channel, Type: r.Type, Delivered: r.Delivered, TookMS: r.Took.Milliseconds()}
+		if r.Delivered {
+			rep.Delivered++
+		} else {
+			rep.Failed++
+			c.Fix = r.Fix
+			if r.Err != nil {
+				c.Error = r.Err.Error()
+			}
+		}
+		rep.Channels = append(rep.Channels, c)
+	}
+	return rep
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,7 +40,9 @@ rule engine and the notifiers only; all (the default) runs everything.`,
 				log.Warn(w)
 			}
 			log.Info("config loaded", "path", l.Path)
-			return daemon.Run(cmd.Context(), &l.Config, runOptions(), log)
+			opts := runOptions()
+			opts.SystemRoot = "/"
+			return daemon.Run(cmd.Context(), &l.Config, opts, log)
 		},
 	}
 	cmd.Flags().StringVar(&role, "role", "", "all, agent or server (overrides the role key; see docs/fleet.md)")
@@ -50,21 +50,31 @@ rule engine and the notifiers only; all (the default) runs everything.`,
 }
 
 func newCheckConfigCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "check-config [FILE]",
 		Short: "Validate a config file and print the effective config, secrets masked",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Validate a config file and print the effective config, with every secret
+masked. --json prints the same as one object (docs/json.md), and an invalid
+config as its list of errors, each with its key, value and problem.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				g.configPath, g.configSet = args[0], true
 			}
 			l, err := g.loadConfig()
 			if err != nil {
+				if asJSON {
+					_ = writeJSON(cmd.OutOrStdout(), invalidConfig(g.configPath, err))
+				}
 				return err
 			}
 			out, err := l.Config.Masked()
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				return writeCheckedConfig(cmd.OutOrStdout(), l, out)
 			}
 			for _, w := range l.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -73,25 +83,27 @@ func newCheckConfigCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/json.md)")
+	return cmd
 }
 
 func newVersionCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print zwatch's version",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			v := daemon.Version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						v = "dev-" + s.Value[:12]
-					}
-				}
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := buildVersion()
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), v)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "zwatch %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(cmd.OutOrStdout(), "zwatch %s (%s, %s)\n", v.Shown(), v.GoVersion, v.Platform)
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/json.md)")
+	return cmd
 }
 
 // isUsageError recognises cobra's flag and argument errors.

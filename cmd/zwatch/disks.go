@@ -156,8 +156,11 @@ func renderDisks(w io.Writer, rows []diskRow) {
 	tw.Flush()
 }
 
+// writeJSON prints v indented, with <, > and & as themselves: the output is
+// read by people and programs, never embedded in HTML.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

@@ -85,7 +85,8 @@ not another host's, not an alert, not the JetStream API.`,
 }
 
 func newFleetHostsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "hosts",
 		Short: "List the agents that have credentials on this machine's embedded bus",
 		Args:  cobra.NoArgs,
@@ -95,12 +96,22 @@ func newFleetHostsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			a, err := bus.LoadAuth(c.StateDir)
-			if errors.Is(err, fs.ErrNotExist) {
+			none := errors.Is(err, fs.ErrNotExist)
+			if err != nil && !none {
+				return err
+			}
+			if asJSON {
+				list := fleetHosts{Agents: []fleetHost{}}
+				if !none {
+					for _, ag := range a.Agents {
+						list.Agents = append(list.Agents, fleetHost{Host: ag.Host, User: ag.User, Created: ag.Created, Replaced: ag.Replaced})
+					}
+				}
+				return writeJSON(cmd.OutOrStdout(), list)
+			}
+			if none {
 				fmt.Fprintln(cmd.OutOrStdout(), "no agents: add one with zwatch fleet add-host NAME")
 				return nil
-			}
-			if err != nil {
-				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "HOST\tUSER\tCREATED\tPASSWORD REPLACED")
@@ -114,6 +125,21 @@ func newFleetHostsCmd(g *globals) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/json.md)")
+	return cmd
+}
+
+// fleetHosts is `zwatch fleet hosts --json`: the agents, never their
+// password hashes.
+type fleetHosts struct {
+	Agents []fleetHost `json:"agents"`
+}
+
+type fleetHost struct {
+	Host     string    `json:"host"`
+	User     string    `json:"user"`
+	Created  time.Time `json:"created"`
+	Replaced time.Time `json:"password_replaced,omitzero"`
 }
 
 func newFleetRemoveHostCmd(g *globals) *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +51,9 @@ type globals struct {
 	logLevel   string
 	stdout     io.Writer
 	stderr     io.Writer
+	// started is when the process started, for bounds that count from
+	// there (`check -t`); zero means when the command started.
+	started time.Time
 }
 
 // loadConfig reads the config named by --config, or the default path when it
@@ -105,13 +109,15 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (overrides log.level)")
 	root.AddCommand(newRunCmd(g), newCheckConfigCmd(g), newVersionCmd(g), newStatusCmd(g))
 	addCommands(root, g)
+	root.AddCommand(newHashPasswordCmd(g))
+	root.AddCommand(newGenDocsCmd(g)) // hidden: the package build's man pages and completions
 	return root
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g := &globals{stdout: os.Stdout, stderr: os.Stderr}
+	g := &globals{stdout: os.Stdout, stderr: os.Stderr, started: time.Now()}
 	os.Exit(execute(ctx, g, os.Args[1:]))
 }
 
@@ -122,7 +128,9 @@ func execute(ctx context.Context, g *globals, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(g.stderr, "zwatch:", err)
+	if !errors.Is(err, errReported) {
+		fmt.Fprintln(g.stderr, "zwatch:", err)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

@@ -119,7 +119,7 @@ func TestHelpListsWorkingCommands(t *testing.T) {
 	if code != exitOK {
 		t.Fatal(code)
 	}
-	for _, c := range []string{"run", "status", "check-config", "version", "disks", "alerts", "rules", "notify", "replace", "provision"} {
+	for _, c := range []string{"run", "status", "check-config", "check", "version", "disks", "alerts", "rules", "notify", "replace", "provision"} {
 		if !strings.Contains(out, "\n  "+c+" ") {
 			t.Errorf("--help does not list %s:\n%s", c, out)
 		}

@@ -15,7 +15,7 @@ import (
 func newProvisionCmd(g *globals) *cobra.Command {
 	var fl provision.Flags
 	var planFile string
-	var apply, wipe, yes bool
+	var apply, wipe, yes, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "provision [--plan FILE | --pool NAME --layout LAYOUT DISK...]",
 		Short: "Create the initial pool safely: by-id names, right ashift, checked disks, datasets, encryption",
@@ -26,7 +26,8 @@ Disks may be named any way (sdb, /dev/sdb, by-id, by-path, serial); the pool
 is always created with /dev/disk/by-id names. Each pre-flight check prints
 PASS, WARN or FAIL with the reason and the fix. Nothing is changed without
 --apply, and an existing pool is never destroyed: running again reports
-"already provisioned" and any differences.
+"already provisioned" and any differences. --json prints the plan (or the
+comparison) as JSON instead (docs/json.md); it never applies.
 
 Examples:
   zwatch provision --pool vault --layout raidz2 sdb sdc sdd sde sdf sdg \
@@ -48,6 +49,9 @@ Examples:
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			if asJSON && apply {
+				return withCode(exitUsage, errors.New("--json prints the plan and changes nothing: drop --apply, or --json to apply"))
+			}
 			if apply && os.Geteuid() != 0 {
 				return withCode(exitFailure, errors.New("zwatch provision --apply needs root to create the pool: run it with sudo (without --apply it only prints the plan)"))
 			}
@@ -55,16 +59,20 @@ Examples:
 			if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) && fl.Passphrase {
 				in = &noEcho{fd: int(f.Fd()), out: cmd.ErrOrStderr()}
 			}
-			err = provision.Run(cmd.Context(), provision.Options{
+			opts := provision.Options{
 				Plan: plan, Apply: apply, Wipe: wipe, Yes: yes,
 				Out: cmd.OutOrStdout(), In: in, Host: provision.NewLiveHost(0),
-			})
-			var ae *provision.ApplyError
-			switch {
-			case errors.Is(err, provision.ErrChecksFailed), errors.As(err, &ae):
-				return withCode(exitFailure, err)
 			}
-			return err
+			if asJSON {
+				rep, err := provision.PlanReport(cmd.Context(), opts)
+				if rep != nil {
+					if werr := writeJSON(cmd.OutOrStdout(), rep); werr != nil {
+						return werr
+					}
+				}
+				return provisionExit(err)
+			}
+			return provisionExit(provision.Run(cmd.Context(), opts))
 		},
 	}
 	f := cmd.Flags()
@@ -86,13 +94,26 @@ Examples:
 	f.BoolVar(&apply, "apply", false, "run the commands (default: print the plan and change nothing)")
 	f.BoolVar(&wipe, "wipe", false, "erase existing partition tables and signatures on the disks (shows what will be destroyed)")
 	f.BoolVarP(&yes, "yes", "y", false, "do not ask to type the pool name before --apply")
+	f.BoolVar(&asJSON, "json", false, "print the plan as JSON and change nothing (docs/json.md)")
 	cmd.AddCommand(newProvisionBenchCmd())
 	return cmd
+}
+
+// provisionExit maps Run's errors to exit codes: failed checks and a
+// failed step are failures, not usage errors.
+func provisionExit(err error) error {
+	var ae *provision.ApplyError
+	switch {
+	case errors.Is(err, provision.ErrChecksFailed), errors.As(err, &ae):
+		return withCode(exitFailure, err)
+	}
+	return err
 }
 
 func newProvisionBenchCmd() *cobra.Command {
 	var o provision.BenchOptions
 	var sizeMiB uint64
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench POOL",
 		Short: "Measure write/read throughput of a new pool per compression setting and recommend settings",
@@ -104,25 +125,41 @@ there is — on incompressible data and on a typical compressible mix. The datas
 primarycache=metadata so reads come from the disks, not the ARC. Prints a
 table (MB/s and compression ratio), recommends settings per dataset purpose,
 warns where a setting is slower than the network, then destroys the
-temporary datasets. Needs root.`,
+temporary datasets. Needs root. --json prints the measurements as JSON
+(docs/json.md) instead of the table.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if os.Geteuid() != 0 {
 				return withCode(exitFailure, errors.New("zwatch provision bench needs root to create and destroy temporary datasets: run it with sudo"))
 			}
 			o.Pool, o.Size, o.Out = args[0], sizeMiB<<20, cmd.OutOrStdout()
+			if asJSON {
+				o.Out = io.Discard
+			}
 			o.Host = provision.NewLiveHost(0)
 			// A progress bar only where a person watches it.
 			o.Progress = term.IsTerminal(int(os.Stderr.Fd()))
-			_, err := provision.Bench(cmd.Context(), o)
-			return err
+			res, err := provision.Bench(cmd.Context(), o)
+			if err != nil || !asJSON {
+				return err
+			}
+			return writeJSON(cmd.OutOrStdout(), benchReport{Pool: o.Pool, SizeBytes: o.Size, NetworkMBps: o.NetworkMBps, Results: res})
 		},
 	}
 	f := cmd.Flags()
 	f.Uint64Var(&sizeMiB, "size-mib", 1024, "size of each test file in MiB")
 	f.BoolVar(&o.Encryption, "encryption", false, "also measure every setting with aes-256-gcm encryption")
 	f.Float64Var(&o.NetworkMBps, "network-mbps", 118, "throughput the box serves over, MB/s (1 GbE ≈ 118)")
+	f.BoolVar(&asJSON, "json", false, "print the measurements as JSON (docs/json.md)")
 	return cmd
+}
+
+// benchReport is `zwatch provision bench --json`.
+type benchReport struct {
+	Pool        string                  `json:"pool"`
+	SizeBytes   uint64                  `json:"size_bytes"`
+	NetworkMBps float64                 `json:"network_mb_per_s"`
+	Results     []provision.BenchResult `json:"results"`
 }
 
 // noEcho reads lines from a terminal without echoing them (passphrases).

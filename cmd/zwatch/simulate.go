@@ -15,7 +15,7 @@ import (
 
 func newSimulateCmd(g *globals) *cobra.Command {
 	var speed float64
-	var list bool
+	var list, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "simulate SCENARIO [--speed N]",
 		Short: "Replay a recorded real disk or pool failure through zwatch and your channels, to see what a real one sends",
@@ -35,13 +35,16 @@ The recorded timeline is compressed to a few seconds per step (about half a
 minute in all); --speed 10 runs it ten times faster. Holds that wait out
 wobbling readings (PoolCapacity 5m) are shortened to match.
 
-  zwatch simulate --list
+  zwatch simulate --list [--json]
   zwatch simulate disk-replaced --config /etc/zwatch/zwatch.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			if list {
-				return listScenarios(out)
+				return listScenarios(out, asJSON)
+			}
+			if asJSON {
+				return withCode(exitUsage, errors.New("--json goes with --list: a simulation prints what your channels get as it runs"))
 			}
 			if len(args) != 1 {
 				return withCode(exitUsage, errors.New("name a scenario: zwatch simulate SCENARIO (zwatch simulate --list shows them)"))
@@ -83,13 +86,31 @@ wobbling readings (PoolCapacity 5m) are shortened to match.
 	}
 	cmd.Flags().Float64Var(&speed, "speed", 1, "compress the recorded timeline this many times more (10: ten times faster)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the scenarios, what they show and where their recordings come from")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --list: print JSON (docs/json.md)")
 	return cmd
 }
 
-func listScenarios(w io.Writer) error {
+// scenarioInfo is one scenario of `zwatch simulate --list --json`.
+type scenarioInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Origin      string `json:"origin"`
+	Steps       int    `json:"steps"`
+}
+
+func listScenarios(w io.Writer, asJSON bool) error {
 	all, err := simulate.List()
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		list := struct {
+			Scenarios []scenarioInfo `json:"scenarios"`
+		}{Scenarios: []scenarioInfo{}}
+		for _, s := range all {
+			list.Scenarios = append(list.Scenarios, scenarioInfo{Name: s.Name, Description: s.Description, Origin: s.Origin, Steps: len(s.Steps)})
+		}
+		return writeJSON(w, list)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range all {

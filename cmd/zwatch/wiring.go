@@ -14,12 +14,18 @@ import (
 func addCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newDisksCmd(g), newReplaceCmd(g), newProvisionCmd(g), newAlertsCmd(g), newRulesCmd(g), newNotifyCmd(g))
 	root.AddCommand(newSimulateCmd(g), newFleetCmd(g), newForgetPoolCmd(g), newForgetDiskCmd(g))
+	root.AddCommand(newHistoryCmd(g), newCheckCmd(g), newSilenceCmd(g))
 }
 
 // runOptions injects the replacement guide into the notifiers: every disk
 // alert carries the exact by-id replacement steps.
 func runOptions() daemon.Options {
-	_, ledErr := execx.LookPath("ledctl")
-	opts := replace.GuideOptions{Ledctl: ledErr == nil}
+	opts := guideOptions()
 	return daemon.Options{Notify: notifiers.Options{Guide: func(a alert.Alert) string { return replace.GuideWith(a, opts) }}}
+}
+
+// guideOptions is what the replacement guide learns from this machine.
+func guideOptions() replace.GuideOptions {
+	_, ledErr := execx.LookPath("ledctl")
+	return replace.GuideOptions{Ledctl: ledErr == nil}
 }

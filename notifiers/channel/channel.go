@@ -25,6 +25,15 @@ type Sender interface {
 	Send(ctx context.Context, m Message) error
 }
 
+// Prober is implemented by senders whose service can be asked whether it
+// would take a message without sending one (SMTP: connect, TLS, log in,
+// NOOP, QUIT). While a channel fails, the outbox runs the check on the
+// channel's backoff and tries a queued notification only once it passes;
+// a channel without it probes with the queued notification itself.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
 // Diagnoser is implemented by senders that know their service: Fix asks it
 // before falling back to hints that fit any service.
 type Diagnoser interface {
@@ -55,20 +64,23 @@ type Env struct {
 }
 
 // Service is one channel type: the value its folder exports as Service and
-// notifiers.Services lists. It is the config.ChannelType the catalogue
+// notifiers.Services lists. It is the config.ChannelURLType the catalogue
 // hands to config.
 type Service struct {
-	name   string
-	keys   []string
-	decode func(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings
+	name    string
+	keys    []string
+	decode  func(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings
+	schemes []string
+	fromURL func(u config.Secret, path string, errs *config.Errors) (config.ChannelSettings, string)
 }
 
-var _ config.ChannelType = Service{}
+var _ config.ChannelURLType = Service{}
 
 // Define makes the Service for channel type name whose settings are S, a
-// struct whose yaml tags, in field order, are the type's keys.
+// struct whose yaml tags, in field order, are the type's keys. When S has a
+// URLForm method, the type may also be written as one URL.
 func Define[S Settings](name string) Service {
-	return Service{
+	svc := Service{
 		name: name,
 		keys: yamlKeys(reflect.TypeFor[S]()),
 		decode: func(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings {
@@ -79,6 +91,15 @@ func Define[S Settings](name string) Service {
 			return s
 		},
 	}
+	var zero S
+	if f, ok := any(zero).(interface{ URLForm() URLForm[S] }); ok {
+		form := f.URLForm()
+		svc.schemes = slices.Clone(form.Schemes)
+		svc.fromURL = func(u config.Secret, path string, errs *config.Errors) (config.ChannelSettings, string) {
+			return decodeURL(form, u, path, errs)
+		}
+	}
+	return svc
 }
 
 // Name is the value of the type key.
@@ -90,6 +111,19 @@ func (s Service) Keys() []string { return slices.Clone(s.keys) }
 // Decode decodes the type's own keys into its settings (see config.ChannelType).
 func (s Service) Decode(n *yaml.Node, path string, errs *config.Errors) config.ChannelSettings {
 	return s.decode(n, path, errs)
+}
+
+// Schemes are the URL schemes that name the type; none without a URL form.
+func (s Service) Schemes() []string { return slices.Clone(s.schemes) }
+
+// DecodeURL decodes a channel URL into the type's settings (see
+// config.ChannelURLType).
+func (s Service) DecodeURL(u config.Secret, path string, errs *config.Errors) (config.ChannelSettings, string) {
+	if s.fromURL == nil {
+		errs.Add(path, nil, "type %s cannot be written as a URL: write it with type: %s and its keys", s.name, s.name)
+		return nil, ""
+	}
+	return s.fromURL(u, path, errs)
 }
 
 func yamlKeys(t reflect.Type) []string {

@@ -45,7 +45,7 @@ func Fix(s Sender, err error) string {
 	var invalid x509.CertificateInvalidError
 	switch {
 	case errors.As(err, &unknownCA), strings.Contains(err.Error(), "certificate signed by unknown authority"):
-		return "the server's certificate is not signed by a trusted CA: for a private relay set smtp.ca_file to its CA (or self-signed certificate)"
+		return "the server's certificate is not signed by a trusted CA: for a private server set the channel's CA file (smtp.ca_file for email, ca_file for mqtt) to its CA or self-signed certificate"
 	case errors.As(err, &hostErr):
 		return "the certificate is for a different name: use the host name printed on the certificate in " + addr
 	case errors.As(err, &invalid):

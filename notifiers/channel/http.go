@@ -44,7 +44,8 @@ type Request struct {
 	// ContentType selects the encoding of Payload: application/json (any
 	// JSON value) or application/x-www-form-urlencoded (url.Values).
 	ContentType string
-	Payload     any
+	// Payload is the request body; nil sends none (a GET).
+	Payload any
 	// Check inspects a 2xx answer for an in-body refusal; nil accepts any 2xx.
 	Check func(body []byte) error
 	// Secrets are masked out of every error (tokens in URL paths, headers).
@@ -76,7 +77,7 @@ func Do(ctx context.Context, client *http.Client, r Request) error {
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "zwatch")
 	}
-	if req.Header.Get("Content-Type") == "" {
+	if req.Header.Get("Content-Type") == "" && r.Payload != nil {
 		req.Header.Set("Content-Type", r.ContentType)
 	}
 	resp, err := client.Do(req)
@@ -99,6 +100,8 @@ func Do(ctx context.Context, client *http.Client, r Request) error {
 
 func encode(contentType string, payload any) ([]byte, error) {
 	switch {
+	case payload == nil:
+		return nil, nil
 	case strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
 		v, ok := payload.(url.Values)
 		if !ok {
@@ -119,6 +122,8 @@ func Detail(raw []byte) string {
 		Errors      []string `json:"errors"`      // Pushover
 		Message     string   `json:"message"`     // Discord
 		ErrorDesc   string   `json:"errorDescription"`
+		Errcode     string   `json:"errcode"`        // Matrix
+		RetryAfter  int64    `json:"retry_after_ms"` // Matrix
 	}
 	if json.Unmarshal(raw, &v) == nil {
 		var parts []string
@@ -131,8 +136,16 @@ func Detail(raw []byte) string {
 			parts = append(parts, s)
 		}
 		parts = append(parts, v.Errors...)
-		if len(parts) > 0 {
-			return CutRunes(strings.Join(parts, "; "), 300)
+		if v.RetryAfter > 0 {
+			parts = append(parts, fmt.Sprintf("retry after %d ms", v.RetryAfter))
+		}
+		if len(parts) > 0 || v.Errcode != "" {
+			s := strings.Join(parts, "; ")
+			if v.Errcode != "" {
+				// The code is what hints and people search for.
+				s = strings.TrimSuffix(v.Errcode+": "+s, ": ")
+			}
+			return CutRunes(s, 300)
 		}
 	}
 	return CutRunes(OneLine(string(raw)), 300)

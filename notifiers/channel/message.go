@@ -33,3 +33,11 @@ type Message struct {
 // Silent reports whether a phone should stay quiet for m: resolved notices
 // and information wake nobody.
 func (m Message) Silent() bool { return m.Resolved || m.Severity == alert.Info }
+
+// Status is "resolved" when every alert in m has ended, else "firing".
+func (m Message) Status() string {
+	if m.Resolved {
+		return "resolved"
+	}
+	return "firing"
+}

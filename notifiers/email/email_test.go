@@ -149,3 +149,35 @@ func TestEmailFixHints(t *testing.T) {
 		t.Errorf("dns fix %q", fix)
 	}
 }
+
+// The probe asks the server without sending mail: it passes against a
+// server that takes the login, and fails, naming the server and without
+// the password, against a wrong password or a port nobody listens on.
+func TestEmailProbe(t *testing.T) {
+	cert := notifytest.NewCert(t)
+	sink := notifytest.StartSMTP(t, notifytest.SinkStartTLS, &cert, "nas1", "s3cret pass", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	ch := notifytest.BuildOne(t, notifytest.EmailChannel("ops-mail", sink.Port, "starttls", "nas1", "s3cret pass", cert.CAFile))
+	if has, err := ch.Probe(ctx); !has || err != nil {
+		t.Fatalf("probe of a working server: has %v, err %v", has, err)
+	}
+	if got := len(sink.All()); got != 0 {
+		t.Errorf("the probe sent %d mails", got)
+	}
+	if sink.Connections() != 1 {
+		t.Errorf("%d connections for one probe", sink.Connections())
+	}
+
+	wrong := notifytest.BuildOne(t, notifytest.EmailChannel("ops-mail", sink.Port, "starttls", "nas1", "wrong pass", cert.CAFile))
+	_, err := wrong.Probe(ctx)
+	if err == nil || strings.Contains(err.Error(), "wrong pass") || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("probe with a wrong password: %v", err)
+	}
+
+	down := notifytest.BuildOne(t, notifytest.EmailChannel("ops-mail", notifytest.FreePort(t), "starttls", "nas1", "s3cret pass", cert.CAFile))
+	if _, err := down.Probe(ctx); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("probe of a port nobody listens on: %v", err)
+	}
+}

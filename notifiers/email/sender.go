@@ -31,6 +31,7 @@ type Sender struct {
 var (
 	_ channel.Sender    = (*Sender)(nil)
 	_ channel.Diagnoser = (*Sender)(nil)
+	_ channel.Prober    = (*Sender)(nil)
 )
 
 // New builds the sender for c.
@@ -81,6 +82,42 @@ func (e *Sender) Send(ctx context.Context, m channel.Message) error {
 		msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
 	}
 
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
+		return channel.Redact(fmt.Errorf("smtp %s:%d: %w", e.host, e.port, err), e.password)
+	}
+	return nil
+}
+
+// Probe asks the mail server whether it would take mail without sending
+// any: connect, EHLO, STARTTLS or implicit TLS and AUTH as Send does, then
+// NOOP and QUIT (RFC 5321 sections 4.1.1.9 and 4.1.1.10,
+// https://www.rfc-editor.org/rfc/rfc5321#section-4.1.1.9). A server that
+// then refuses the mail itself (451 after DATA) still fails the send.
+func (e *Sender) Probe(ctx context.Context) error {
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	sc, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return channel.Redact(fmt.Errorf("smtp %s:%d: %w", e.host, e.port, err), e.password)
+	}
+	defer func() { _ = sc.Close() }()
+	if err := sc.Noop(); err != nil {
+		return channel.Redact(fmt.Errorf("smtp %s:%d: NOOP: %w", e.host, e.port, err), e.password)
+	}
+	if err := sc.Quit(); err != nil {
+		return channel.Redact(fmt.Errorf("smtp %s:%d: QUIT: %w", e.host, e.port, err), e.password)
+	}
+	return nil
+}
+
+// client is the go-mail client for the channel's server and TLS mode.
+func (e *Sender) client() (*mail.Client, error) {
 	opts := []mail.Option{mail.WithTimeout(e.timeout), mail.WithTLSConfig(e.tls)}
 	switch e.mode {
 	case TLSImplicit:
@@ -99,12 +136,9 @@ func (e *Sender) Send(ctx context.Context, m channel.Message) error {
 	}
 	c, err := mail.NewClient(e.host, opts...)
 	if err != nil {
-		return fmt.Errorf("smtp client for %s:%d: %w", e.host, e.port, err)
+		return nil, fmt.Errorf("smtp client for %s:%d: %w", e.host, e.port, err)
 	}
-	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
-		return channel.Redact(fmt.Errorf("smtp %s:%d: %w", e.host, e.port, err), e.password)
-	}
-	return nil
+	return c, nil
 }
 
 // idToken keeps a Message-ID to characters every mail system accepts.

@@ -24,6 +24,9 @@ type Config struct {
 	URL string `yaml:"url"`
 	// Token is an application token (Apps), not a client token.
 	Token config.Secret `yaml:"token"`
+	// Priority, when set, is every alert's priority (0-10) in place of the
+	// one its severity gives; resolved notices stay quiet.
+	Priority *int `yaml:"priority"`
 }
 
 var _ channel.Settings = Config{}
@@ -32,6 +35,9 @@ var _ channel.Settings = Config{}
 func (c Config) Validate(p string, errs *config.Errors) {
 	channel.RequiredURL(errs, p+".url", c.URL, "the Gotify server, e.g. https://gotify.example.net")
 	channel.Need(errs, p+".token", c.Token.IsSet(), "empty: set an application token (Gotify → Apps → create)")
+	if c.Priority != nil && (*c.Priority < 0 || *c.Priority > 10) {
+		errs.Add(p+".priority", *c.Priority, "must be 0 to 10 (8 and above pop up on Android), or left out to let each alert's severity choose")
+	}
 }
 
 // HasLiteralSecret reports an application token written in the file itself.
@@ -43,6 +49,7 @@ func (c Config) NewSender(env channel.Env) (channel.Sender, error) { return New(
 // Sender posts one message per notification.
 type Sender struct {
 	url, token string
+	priority   *int
 	client     *http.Client
 }
 
@@ -53,7 +60,7 @@ var (
 
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
-	return &Sender{url: strings.TrimRight(c.URL, "/"), token: c.Token.Value, client: env.HTTP}
+	return &Sender{url: strings.TrimRight(c.URL, "/"), token: c.Token.Value, priority: c.Priority, client: env.HTTP}
 }
 
 // Send posts m as plain text.
@@ -64,7 +71,7 @@ func (g *Sender) Send(ctx context.Context, m channel.Message) error {
 	payload := map[string]any{
 		"title":    m.Title,
 		"message":  channel.CutBytes(m.Text, messageMax),
-		"priority": Priority(m),
+		"priority": channel.Fixed(Priority(m), g.priority, m.Resolved),
 		"extras": map[string]any{
 			"client::display": map[string]string{"contentType": "text/plain"},
 		},

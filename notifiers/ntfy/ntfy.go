@@ -30,6 +30,13 @@ type Config struct {
 	Topic string `yaml:"topic"`
 	// Token is an access token (tk_...) for a protected topic.
 	Token config.Secret `yaml:"token"`
+	// Username and Password log in with basic auth instead of a token
+	// (https://docs.ntfy.sh/publish/#username-password).
+	Username string        `yaml:"username"`
+	Password config.Secret `yaml:"password"`
+	// Priority, when set, is every alert's priority (1 min - 5 max) in place
+	// of the one its severity gives; resolved notices stay quiet.
+	Priority *int `yaml:"priority"`
 }
 
 var _ channel.Settings = Config{}
@@ -42,18 +49,29 @@ func (c Config) Validate(p string, errs *config.Errors) {
 	} else if strings.ContainsAny(c.Topic, "/?# ") {
 		errs.Add(p+".topic", c.Topic, "must be a bare topic name without /, ?, # or spaces")
 	}
+	switch {
+	case (c.Username == "") != !c.Password.IsSet():
+		errs.Add(p+".username", nil, "username and password go together: set both or neither")
+	case c.Username != "" && c.Token.IsSet():
+		errs.Add(p+".token", nil, "use either token, or username and password, not both")
+	}
+	if c.Priority != nil && (*c.Priority < 1 || *c.Priority > 5) {
+		errs.Add(p+".priority", *c.Priority, "must be 1 (min) to 5 (max), or left out to let each alert's severity choose")
+	}
 }
 
-// HasLiteralSecret reports an access token written in the file itself.
-func (c Config) HasLiteralSecret() bool { return c.Token.Literal }
+// HasLiteralSecret reports an access token or password written in the file itself.
+func (c Config) HasLiteralSecret() bool { return c.Token.Literal || c.Password.Literal }
 
 // NewSender builds the channel's sender.
 func (c Config) NewSender(env channel.Env) (channel.Sender, error) { return New(c, env), nil }
 
 // Sender publishes one message per notification.
 type Sender struct {
-	url, topic, token string
-	client            *http.Client
+	url, topic, token  string
+	username, password string
+	priority           *int
+	client             *http.Client
 }
 
 var (
@@ -67,25 +85,30 @@ func New(c Config, env channel.Env) *Sender {
 	if u == "" {
 		u = DefaultURL
 	}
-	return &Sender{url: u, topic: c.Topic, token: c.Token.Value, client: env.HTTP}
+	return &Sender{url: u, topic: c.Topic, token: c.Token.Value, username: c.Username, password: c.Password.Value,
+		priority: c.Priority, client: env.HTTP}
 }
 
 // Send publishes m to the topic.
 func (n *Sender) Send(ctx context.Context, m channel.Message) error {
 	h := http.Header{}
-	if n.token != "" {
+	switch {
+	case n.token != "":
 		h.Set("Authorization", "Bearer "+n.token)
+	case n.username != "":
+		r := http.Request{Header: h}
+		r.SetBasicAuth(n.username, n.password)
 	}
 	payload := map[string]any{
 		"topic":    n.topic,
 		"title":    m.Title,
 		"message":  channel.CutBytes(m.Text, messageMax),
-		"priority": Priority(m),
+		"priority": channel.Fixed(Priority(m), n.priority, m.Resolved),
 		"tags":     Tags(m),
 	}
 	return channel.Do(ctx, n.client, channel.Request{
 		Service: "ntfy", URL: n.url + "/", Header: h, ContentType: "application/json",
-		Payload: payload, Secrets: []string{n.token},
+		Payload: payload, Secrets: []string{n.token, n.password},
 	})
 }
 
@@ -118,7 +141,7 @@ func Tags(m channel.Message) []string {
 // Hint explains a refusal to publish to the topic.
 func (n *Sender) Hint(err error) string {
 	if se, ok := channel.AsServiceError(err); ok && (se.Status == 401 || se.Status == 403) {
-		return "ntfy refused access to this topic: set token to an access token (tk_...) allowed to publish to it"
+		return "ntfy refused access to this topic: set token to an access token (tk_...), or username and password, allowed to publish to it"
 	}
 	return ""
 }

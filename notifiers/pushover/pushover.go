@@ -6,6 +6,7 @@ package pushover
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -37,6 +38,11 @@ type Config struct {
 	User config.Secret `yaml:"user"`
 	// APIURL overrides the message API, for a proxy.
 	APIURL string `yaml:"api_url"`
+	// Devices, when set, are the only devices of the user that ring.
+	Devices []string `yaml:"devices"`
+	// Priority, when set, is every alert's priority (-2 lowest to 1 high)
+	// in place of the one its severity gives; resolved notices stay quiet.
+	Priority *int `yaml:"priority"`
 }
 
 var _ channel.Settings = Config{}
@@ -46,6 +52,25 @@ func (c Config) Validate(p string, errs *config.Errors) {
 	channel.Need(errs, p+".token", c.Token.IsSet(), "empty: set the application API token from https://pushover.net/apps")
 	channel.Need(errs, p+".user", c.User.IsSet(), "empty: set your user (or group) key from the Pushover dashboard")
 	channel.OptionalURL(errs, p+".api_url", c.APIURL)
+	for i, d := range c.Devices {
+		if !validDevice(d) {
+			errs.Add(fmt.Sprintf("%s.devices[%d]", p, i), d, "not a device name: up to 25 letters, digits, - and _, as the Pushover dashboard lists them")
+		}
+	}
+	if c.Priority != nil {
+		switch pr := *c.Priority; {
+		case pr == 2:
+			errs.Add(p+".priority", pr, "emergency priority needs retry and expire, which zwatch does not send: use 1 (high), or leave it out to let each alert's severity choose")
+		case pr < -2 || pr > 1:
+			errs.Add(p+".priority", pr, "must be -2 (lowest) to 1 (high), or left out to let each alert's severity choose")
+		}
+	}
+}
+
+// validDevice: Pushover device names are up to 25 characters of
+// [A-Za-z0-9_-] (https://pushover.net/api#identifiers).
+func validDevice(d string) bool {
+	return d != "" && len(d) <= 25 && strings.Trim(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == ""
 }
 
 // HasLiteralSecret reports a token or user key written in the file itself.
@@ -57,6 +82,8 @@ func (c Config) NewSender(env channel.Env) (channel.Sender, error) { return New(
 // Sender posts one message per notification.
 type Sender struct {
 	api, token, user string
+	devices          []string
+	priority         *int
 	customAPI        bool
 	client           *http.Client
 }
@@ -69,7 +96,8 @@ var (
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
 	api := strutil.FirstNonEmpty(c.APIURL, DefaultAPI)
-	return &Sender{api: api, token: c.Token.Value, user: c.User.Value, customAPI: c.APIURL != "", client: env.HTTP}
+	return &Sender{api: api, token: c.Token.Value, user: c.User.Value, devices: c.Devices, priority: c.Priority,
+		customAPI: c.APIURL != "", client: env.HTTP}
 }
 
 // Send posts m as a form, as the API documents it.
@@ -79,7 +107,11 @@ func (p *Sender) Send(ctx context.Context, m channel.Message) error {
 		"user":     {p.user},
 		"title":    {channel.CutRunes(m.Title, titleMax)},
 		"message":  {channel.CutRunes(m.Text, messageMax)},
-		"priority": {strconv.Itoa(Priority(m))},
+		"priority": {strconv.Itoa(channel.Fixed(Priority(m), p.priority, m.Resolved))},
+	}
+	if len(p.devices) > 0 {
+		// Several devices go comma-separated in the one device parameter.
+		form.Set("device", strings.Join(p.devices, ","))
 	}
 	if !m.Created.IsZero() {
 		form.Set("timestamp", strconv.FormatInt(m.Created.Unix(), 10))

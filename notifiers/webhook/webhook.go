@@ -8,16 +8,12 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 // Service is the webhook channel type.
 var Service = channel.Define[Config]("webhook")
-
-// textMax bounds the rendered text in bytes; the notification is whole.
-const textMax = 1 << 20
 
 // Config is a webhook channel's own keys.
 type Config struct {
@@ -55,18 +51,7 @@ func (c Config) NewSender(env channel.Env) (channel.Sender, error) { return New(
 
 // Payload is the JSON body of a generic webhook: the rendered text for
 // chat-like receivers and the whole notification for programs.
-type Payload struct {
-	Version      string             `json:"version"`
-	ID           string             `json:"id"`
-	Host         string             `json:"host"`
-	Status       string             `json:"status"`
-	Severity     string             `json:"severity"`
-	Test         bool               `json:"test,omitempty"`
-	Title        string             `json:"title"`
-	Summary      string             `json:"summary"`
-	Text         string             `json:"text"`
-	Notification alert.Notification `json:"notification"`
-}
+type Payload = channel.Payload
 
 // Sender posts one Payload per notification.
 type Sender struct {
@@ -94,18 +79,9 @@ func New(c Config, env channel.Env) *Sender {
 
 // Send posts m as a Payload.
 func (w *Sender) Send(ctx context.Context, m channel.Message) error {
-	status := "firing"
-	if m.Resolved {
-		status = "resolved"
-	}
-	p := Payload{
-		Version: "1", ID: m.ID, Host: m.Host, Status: status, Severity: string(m.Severity),
-		Test: m.Test, Title: m.Title, Summary: m.Summary, Text: channel.CutBytes(m.Text, textMax),
-		Notification: m.Notification,
-	}
 	return channel.Do(ctx, w.client, channel.Request{
 		Service: "webhook", URL: w.url, Header: w.headers, ContentType: "application/json",
-		Payload: p, Secrets: w.secrets,
+		Payload: channel.NewPayload(m), Secrets: w.secrets,
 	})
 }
 

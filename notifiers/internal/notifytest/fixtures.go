@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/internal/testutil"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
@@ -154,13 +156,7 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 // FreePort is a loopback port nothing listens on (for now).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return p
+	return testutil.FreePort(t)
 }
 
 // URLishErr wraps an error the way a dial error reads.

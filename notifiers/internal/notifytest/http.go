@@ -4,6 +4,7 @@
 package notifytest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,6 +18,8 @@ type Hit struct {
 	Method, Path, RawQuery string
 	Header                 http.Header
 	Body                   []byte
+	// Context ends when the sender gives up on the request.
+	Context context.Context
 }
 
 // JSON decodes the body as a JSON object.
@@ -47,7 +50,7 @@ func StartHTTP(t testing.TB, reply string) *HTTPSink {
 	s := &HTTPSink{Got: make(chan Hit, 1000), reply: reply}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		h := Hit{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: b}
+		h := Hit{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: b, Context: r.Context()}
 		s.mu.Lock()
 		answer, reply := s.answer, s.reply
 		s.mu.Unlock()

@@ -73,6 +73,8 @@ type Received struct {
 	AuthUser string
 	AuthPass string
 	TLS      bool
+	// At is when the sink accepted it.
+	At time.Time
 }
 
 // SMTPSink is a real SMTP server (emersion/go-smtp) on loopback.
@@ -85,6 +87,7 @@ type SMTPSink struct {
 	mu     sync.Mutex
 	msgs   []Received
 	reject func() error
+	conns  int
 }
 
 // SinkMode is how the SMTP sink speaks TLS.
@@ -113,10 +116,11 @@ func StartSMTP(t testing.TB, mode SinkMode, cert *Cert, user, pass, addr string)
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	l, err := net.Listen("tcp", addr)
+	tl, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var l net.Listener = countingListener{Listener: tl, sink: s}
 	switch mode {
 	case SinkStartTLS:
 		srv.TLSConfig = cert.TLS
@@ -136,6 +140,29 @@ func (s *SMTPSink) All() []Received {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Received(nil), s.msgs...)
+}
+
+// Connections counts the connections the sink accepted.
+func (s *SMTPSink) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// countingListener counts accepted connections into its sink.
+type countingListener struct {
+	net.Listener
+	sink *SMTPSink
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.sink.mu.Lock()
+		l.sink.conns++
+		l.sink.mu.Unlock()
+	}
+	return c, err
 }
 
 // Reject answers DATA with fn's error while it returns one (a 4xx outage).
@@ -198,7 +225,7 @@ func (ss *sinkSession) Data(r io.Reader) error {
 		}
 	}
 	m := ss.cur
-	m.Data = data
+	m.Data, m.At = data, time.Now()
 	ss.sink.mu.Lock()
 	ss.sink.msgs = append(ss.sink.msgs, m)
 	ss.sink.mu.Unlock()

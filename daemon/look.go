@@ -1,0 +1,57 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/history"
+	"github.com/zwatch/zwatch/metrics"
+	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/web"
+)
+
+// lookComponents are what a person looks at: the history writer, and the
+// status page with its JSON API and /metrics on http.listen. They run where
+// the rule engine runs, whose server sees every host of a fleet.
+func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Options, log *slog.Logger) []Component {
+	var comps []Component
+	var store *history.Store
+	if cfg.History.Enabled {
+		hc := cfg.History
+		if b.Embedded() {
+			// The store may have been shrunk to fit its filesystem.
+			if per := int(b.Sizes(BusOptions(cfg)).History / history.StreamCount >> 20); per >= 1 && per < hc.MaxMB {
+				log.Warn("history streams shrunk to fit the state filesystem", "history_max_mb", per, "wanted_mb", hc.MaxMB)
+				hc.MaxMB = per
+			}
+		}
+		var err error
+		if store, err = history.Open(ctx, b.JS, hc, cfg.Bus.Replicas, log.With("part", "history")); err != nil {
+			// Monitoring goes on without the plots; the page says history is off.
+			log.Error("history is off: its streams cannot be created", "err", err)
+			store = nil
+		} else {
+			comps = append(comps, Component{Name: "history", Run: store.Run})
+		}
+	}
+	if cfg.HTTP.Listen == "" {
+		log.Info("status page and /metrics are off (http.listen: \"\")")
+		return comps
+	}
+	view := statusview.New(b, cfg)
+	o := web.Options{
+		Config:  cfg.HTTP,
+		View:    view,
+		Metrics: metrics.Handler(metrics.Options{View: view, Version: Version, Log: log.With("part", "metrics")}),
+		Version: Version,
+		Log:     log.With("part", "http"),
+		Ready:   opts.HTTPReady,
+	}
+	if store != nil {
+		o.History = store
+	}
+	comps = append(comps, Component{Name: "http", Run: func(ctx context.Context) error { return web.Serve(ctx, o) }})
+	return comps
+}
