@@ -85,11 +85,15 @@ type hostState struct {
 	// last holds the hash of the last status payload and of each disk's
 	// SMART payload, and bySum the other way round: the same bytes again
 	// carry no news (collectors repeat themselves every poll).
-	last   map[string]uint64
-	bySum  map[uint64]string
-	dirty  bool
-	rev    uint64 // KV revision this state was loaded from or saved as
-	evalAt time.Time
+	last  map[string]uint64
+	bySum map[uint64]string
+	dirty bool
+	rev   uint64 // KV revision this state was loaded from or saved as
+	// unanswered is the last write whose answer was lost (a timeout): it
+	// may have landed, and then the key's newer revision is this engine's
+	// own, not another engine's (store.go, adoptOwnWrite).
+	unanswered []byte
+	evalAt     time.Time
 }
 
 type capacityFacts struct {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,24 +103,55 @@ func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite boo
 		if err != nil {
 			return fmt.Errorf("encode rule state of %s: %w", name, err)
 		}
-		var rev uint64
-		switch {
-		case overwrite:
-			rev, err = kv.Put(ctx, stateKey(name), data)
-		case h.rev == 0:
-			rev, err = kv.Create(ctx, stateKey(name), data)
-		default:
-			rev, err = kv.Update(ctx, stateKey(name), data, h.rev)
+		rev, err := writeHost(ctx, kv, name, data, h.rev, overwrite)
+		if isConflict(err) && adoptOwnWrite(ctx, kv, stateKey(name), h) {
+			rev, err = writeHost(ctx, kv, name, data, h.rev, false)
 		}
 		if err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence") {
+			if isConflict(err) {
 				return fmt.Errorf("save rule state of %s: %w", name, ErrStateConflict)
 			}
+			// The write may still have landed; remember what it wrote.
+			h.unanswered = data
 			return fmt.Errorf("save rule state of %s: %w", name, err)
 		}
-		h.rev, h.dirty = rev, false
+		h.rev, h.dirty, h.unanswered = rev, false, nil
 	}
 	return nil
+}
+
+// writeHost writes one host's state: unconditionally, as a new key, or
+// over revision rev.
+func writeHost(ctx context.Context, kv jetstream.KeyValue, name string, data []byte, rev uint64, overwrite bool) (uint64, error) {
+	switch {
+	case overwrite:
+		return kv.Put(ctx, stateKey(name), data)
+	case rev == 0:
+		return kv.Create(ctx, stateKey(name), data)
+	default:
+		return kv.Update(ctx, stateKey(name), data, rev)
+	}
+}
+
+func isConflict(err error) bool {
+	return err != nil && (errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence"))
+}
+
+// adoptOwnWrite reports whether the key's newer revision holds exactly the
+// write of h whose answer was lost, and then takes that revision as h's.
+// Without it a slow store (a write that timed out but landed) looked like
+// another engine's change: the engine reloaded the older state it had
+// written and paged an alert it had already paged as new.
+func adoptOwnWrite(ctx context.Context, kv jetstream.KeyValue, key string, h *hostState) bool {
+	if h.unanswered == nil {
+		return false
+	}
+	ent, err := kv.Get(ctx, key)
+	if err != nil || !bytes.Equal(ent.Value(), h.unanswered) {
+		return false
+	}
+	h.rev, h.unanswered = ent.Revision(), nil
+	return true
 }
 
 // Active reads the current alerts — pending and firing, inhibited ones
