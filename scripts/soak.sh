@@ -22,7 +22,9 @@
 # history streams settle), RSS min/mean/max, and the CPU used in % of one core.
 # Usage: scripts/soak.sh [SECONDS] [BINARY]   (default 3600 s, bin/zwatch)
 # The TSV, the slope summary and zwatch's log stay in ZW_SOAK_OUT (default a
-# new directory under /tmp, printed).
+# new directory under /tmp, printed). ZW_SOAK_PPROF=1 turns http.pprof on and
+# saves heap profiles there after the warm-up and at the end (heap.warm.pb.gz,
+# heap.end.pb.gz: go tool pprof -top -diff_base heap.warm.pb.gz heap.end.pb.gz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-3600}
@@ -77,11 +79,16 @@ zfs: {zpool: $work/bin/zpool, zfs: $work/bin/zfs, list_interval: 1s, status_inte
 smart: {enabled: false}
 disks: {interval: 10s}
 history: {raw_interval: 1m}
-http: {listen: 127.0.0.1:$port}
+http: {listen: 127.0.0.1:$port, pprof: $([ "${ZW_SOAK_PPROF:-0}" = 1 ] && echo true || echo false)}
 YAML
 "$bin" run --config "$work/cfg.yaml" >"$out/zwatch.log" 2>&1 &
 pid=$!
 base=http://127.0.0.1:$port
+for _ in $(seq 60); do # the listener is up once the bus and streams are
+	curl -fsS -m 2 -o /dev/null "$base/metrics" 2>/dev/null && break
+	sleep 1
+done
+heap() { [ "${ZW_SOAK_PPROF:-0}" = 1 ] && curl -fsS -m 30 -o "$out/heap.$1.pb.gz" "$base/debug/pprof/heap?gc=1" || true; }
 metric() { awk -v m="$1" '$1 == m {printf "%d", $2 / 1024; found = 1} END {if (!found) printf "NA"}' "$work/metrics"; }
 incidents=(b1-offline d1-scrubbed c4-missing)
 tsv=$out/soak.tsv
@@ -93,7 +100,8 @@ next_switch=$((start + healthy))
 while :; do
 	now=$(date +%s)
 	t=$((now - start))
-	[ "$t" -ge "$duration" ] && break
+	[ "$t" -ge "$duration" ] && { heap end; break; }
+	[ "$t" -ge "$warmup" ] && [ ! -e "$out/heap.warm.pb.gz" ] && heap warm
 	kill -0 "$pid" 2>/dev/null || { echo "zwatch exited; its log: $out/zwatch.log" >&2; exit 1; }
 	if [ "$now" -ge "$next_switch" ]; then
 		if [ "$phase" = a ]; then
@@ -139,4 +147,4 @@ END {
 	printf "CPU: %.2f %% of one core over the run\n", 100 * (cl - c0) / hz / (tl - t0)
 }' "$tsv" | tee "$out/summary.txt"
 echo "samples: $tsv; log: $out/zwatch.log"
-echo "ERROR lines in the log: $(grep -cE 'level=ERROR' "$out/zwatch.log" || true)"
+echo "ERROR lines in the log, critical notifications on the console left aside: $(grep -E 'level=ERROR' "$out/zwatch.log" | grep -cv 'msg=notification' || true)"
