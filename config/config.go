@@ -49,6 +49,7 @@ type Config struct {
 	Fleet       FleetConfig       `yaml:"fleet"`
 	HTTP        HTTPConfig        `yaml:"http"`
 	History     HistoryConfig     `yaml:"history"`
+	Memory      MemoryConfig      `yaml:"memory"`
 }
 
 // Roles of a zwatch process (key role, flag --role).
@@ -234,6 +235,7 @@ func Default() Config {
 		Notify:      DefaultNotify(),
 		HTTP:        HTTPConfig{Listen: DefaultHTTPListen},
 		History:     DefaultHistory(),
+		Memory:      DefaultMemory(),
 	}
 }
 
@@ -427,6 +429,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	c.Maintenance.validate("maintenance", errs)
 	c.HTTP.validate(errs)
 	c.History.validate(errs)
+	c.Memory.validate(errs)
 	c.Rules.validate("rules", errs, cat.Rules)
 	c.Notify.validate("notify", errs, cat)
 }

@@ -48,6 +48,9 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 		{"heartbeat url", "heartbeat:\n  url: hc-ping.com/x\n", []string{`heartbeat.url = "hc-ping.com/x"`, "http://"}},
 		{"rules group wait", "rules:\n  group_wait: 1h\n", []string{`rules.group_wait = "1h"`, "between 0s and 10m"}},
 		{"not yaml", "zfs: [\n", []string{"not valid YAML"}},
+		{"memory limit too small", "memory:\n  limit_mb: 8\n", []string{`memory.limit_mb = "8"`, "0 (no limit) or 32 to"}},
+		{"memory settle too soon", "memory:\n  settle_after: 5s\n", []string{`memory.settle_after = "5s"`, "0 (off) or 30s to 24h"}},
+		{"pprof beyond loopback", "http:\n  listen: 0.0.0.0:8931\n  insecure: true\n  pprof: true\n", []string{"http.pprof", "loopback"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -28,6 +28,10 @@ type HTTPConfig struct {
 	// Users may read the page, the API and /metrics with HTTP basic auth;
 	// with none, nothing asks for a password.
 	Users []HTTPUser `yaml:"users"`
+	// Pprof serves Go's runtime profiles (heap, goroutines, CPU) under
+	// /debug/pprof/, behind the same login; only on a loopback listener,
+	// for finding where memory or CPU goes (docs/benchmarks.md, "Soak").
+	Pprof bool `yaml:"pprof"`
 }
 
 // HTTPUser is one basic-auth login. PasswordHash is a bcrypt hash (`zwatch
@@ -60,6 +64,9 @@ func (h *HTTPConfig) validate(errs *Errors) {
 		if _, err := bcrypt.Cost([]byte(u.PasswordHash.Value)); err != nil {
 			errs.add(path+".password_hash", nil, "is not a bcrypt hash ($2a$, $2b$ or $2y$...): make one with `zwatch hash-password` or `htpasswd -nbB NAME`, and never write the password itself")
 		}
+	}
+	if h.Pprof && !h.Loopback() {
+		errs.add("http.pprof", true, "needs a loopback http.listen such as %s: profiles show the daemon's memory, secrets included, so they are never served to other machines", DefaultHTTPListen)
 	}
 	if h.Listen == "" {
 		if hasTLS || len(h.Users) > 0 {

@@ -171,6 +171,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, Component{Name: "maintenance", Run: sched.Run})
 	}
 
+	comps = append(comps, Component{Name: "settle", Run: newSettler(cfg.Memory.SettleAfter.D(), log.With("part", "memory")).run})
+
 	if ok, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		log.Warn("systemd notify failed", "err", err)
 	} else if ok {
@@ -178,15 +180,6 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	log.Info("zwatch running", "host", cfg.Host, "role", role, "version", Version)
 	warnOtherNotifiers(cfg, opts.SystemRoot, log)
-	go func() {
-		// Once start-up has touched what it touches, drop the binary's
-		// pages the daemon does not use (see trimExecutableRSS).
-		select {
-		case <-ctx.Done():
-		case <-time.After(10 * time.Second):
-			trimExecutableRSS()
-		}
-	}()
 	supervise(ctx, comps, log)
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	log.Info("zwatch stopped")

@@ -10,6 +10,12 @@
 # The status page and /metrics listen on 127.0.0.1:18931; ZW_FOOTPRINT_HTTP=off turns them
 # off, ZW_FOOTPRINT_HTTP=load also fetches the page, its API and /metrics 10 times each
 # (one a second) from 20 s on, as a person and a Prometheus scraping every 15 s would.
+# ZW_FOOTPRINT_INCIDENTS=1 then plays incidents on the stand-in pools (the
+# captures b1-offline, d1-scrubbed and c4-missing in turn, 90 s each, the page,
+# its API and /metrics fetched twice during each) and, back to healthy, prints
+# VmRSS and the CPU of 30 s again after ZW_FOOTPRINT_QUIET seconds of quiet
+# (default 360): does memory come back down once incidents are over?
+# ZW_FOOTPRINT_PORT moves the listener (default 18931) to run two at once.
 # Usage: scripts/footprint.sh [BINARY]   (default bin/zwatch; build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +23,17 @@ bin=$(realpath "${1:-bin/zwatch}")
 cap=$(realpath testdata/captured/zfs-2.3.2)
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+port=${ZW_FOOTPRINT_PORT:-18931}
 mkdir "$work/bin"
+echo a >"$work/phase" # the capture prefix the stand-in zpool prints
 cat >"$work/bin/zpool" <<SH
 #!/bin/sh
+p=\$(cat $work/phase)
 case "\$1 \$2" in
-"status -j") exec cat $cap/a.zpool-status-j.json ;;
-"status "*) exec cat $cap/a.zpool-status-p-P.txt ;;
-"list -Hp") exec cat $cap/a.zpool-list-Hp.txt ;;
-"list -H") exec cut -f1 $cap/a.zpool-list-Hp.txt ;;
+"status -j") exec cat $cap/\$p.zpool-status-j.json ;;
+"status "*) exec cat $cap/\$p.zpool-status-p-P.txt ;;
+"list -Hp") exec cat $cap/\$p.zpool-list-Hp.txt ;;
+"list -H") exec cut -f1 $cap/\$p.zpool-list-Hp.txt ;;
 "events -f") exec sleep 100000 ;;
 "events "*) exit 0 ;;
 "import "*|"import ") cat $cap/k7-none.zpool-import.txt.stderr >&2; exit 1 ;;
@@ -53,7 +62,7 @@ http_mode=${ZW_FOOTPRINT_HTTP:-on}
 case $http_mode in
 off) echo 'http: {listen: ""}' >>"$work/cfg.yaml" ;;
 bare) printf 'http: {listen: ""}\nhistory: {enabled: false}\n' >>"$work/cfg.yaml" ;;
-on|load) echo 'http: {listen: 127.0.0.1:18931}' >>"$work/cfg.yaml" ;;
+on|load) echo "http: {listen: 127.0.0.1:$port}" >>"$work/cfg.yaml" ;;
 *) echo "ZW_FOOTPRINT_HTTP: want on, off or load" >&2; exit 2 ;;
 esac
 "$bin" run --config "$work/cfg.yaml" >"$work/log" 2>&1 &
@@ -62,7 +71,7 @@ if [ "$http_mode" = load ]; then
 	sleep 20
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		for path in / /api/host?host=footprint /metrics; do
-			curl -fsS -o /dev/null "http://127.0.0.1:18931$path" || echo "GET $path failed" >&2
+			curl -fsS -o /dev/null "http://127.0.0.1:$port$path" || echo "GET $path failed" >&2
 		done
 		sleep 1
 	done
@@ -76,4 +85,27 @@ sleep 30
 t1=$(awk '{print $14+$15}' /proc/$pid/stat)
 echo "after 62 s: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
 echo "CPU ticks in 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
+if [ "${ZW_FOOTPRINT_INCIDENTS:-0}" = 1 ]; then
+	for phase in b1-offline d1-scrubbed c4-missing; do
+		echo "$phase" >"$work/phase"
+		for _ in 1 2; do
+			sleep 40
+			if [ "$http_mode" = on ] || [ "$http_mode" = load ]; then
+				for path in / /api/host?host=footprint /metrics; do
+					curl -fsS -o /dev/null "http://127.0.0.1:$port$path" || echo "GET $path failed" >&2
+				done
+			fi
+		done
+		sleep 10
+	done
+	echo a >"$work/phase"
+	echo "incidents over: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
+	sleep "${ZW_FOOTPRINT_QUIET:-360}"
+	t0=$(awk '{print $14+$15}' /proc/$pid/stat)
+	sleep 30
+	t1=$(awk '{print $14+$15}' /proc/$pid/stat)
+	echo "after $((${ZW_FOOTPRINT_QUIET:-360} + 30)) s of quiet: $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s ' \t\n' ' ')"
+	echo "CPU ticks in the last 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
+	grep -c 'msg=notification' "$work/log" | sed 's/^/notifications logged: /' || true
+fi
 grep -E 'level=ERROR' "$work/log" || true

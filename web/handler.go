@@ -58,6 +58,9 @@ func NewHandler(o Options) (http.Handler, error) {
 	if o.Metrics != nil {
 		mux.Handle("/metrics", o.Metrics)
 	}
+	if o.Config.Pprof {
+		mountPprof(mux)
+	}
 	auth := newBasicAuth(o.Config.Users)
 	return securityHeaders(onlyReads(auth.wrap(mux))), nil
 }
