@@ -96,13 +96,14 @@ func (s *settler) observe(now time.Time, rss int64) bool {
 // memory.limit_mb for `zwatch run`. It is process-wide, so the command
 // sets it, not Run (tests and simulations run many daemons in one process).
 // GOMEMLIMIT in the environment wins, as the runtime documents.
-func ApplyMemoryLimit(m config.MemoryConfig, log *slog.Logger) {
-	if m.LimitMB <= 0 {
+func ApplyMemoryLimit(m config.MemoryConfig, role string, log *slog.Logger) {
+	limit := m.Limit(role)
+	if limit <= 0 {
 		return
 	}
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		log.Info("GOMEMLIMIT is set: memory.limit_mb left aside", "GOMEMLIMIT", v)
 		return
 	}
-	debug.SetMemoryLimit(int64(m.LimitMB) << 20)
+	debug.SetMemoryLimit(int64(limit) << 20)
 }
