@@ -222,14 +222,16 @@ func (e *Engine) criticalSentLately(h *hostState, group string, now time.Time) b
 	return false
 }
 
-// Due reports whether a notification is ready to go now, so that the
-// runner can send it at once instead of at its next tick.
-func (e *Engine) Due(now time.Time) bool {
-	for _, h := range e.hosts {
-		for _, g := range h.Groups {
-			if !g.FlushAt.After(now) {
-				return true
-			}
+// DueFor reports whether a notification of host is ready to go now, so
+// that the runner can send it at once instead of at its next tick.
+func (e *Engine) DueFor(host string, now time.Time) bool {
+	h := e.hosts[host]
+	if h == nil {
+		return false
+	}
+	for _, g := range h.Groups {
+		if !g.FlushAt.After(now) {
+			return true
 		}
 	}
 	return false

@@ -347,7 +347,7 @@ func TestPoolSuspendedSkipsGroupWait(t *testing.T) {
 	}
 	now := t0.Add(errorsSettle + 3*time.Second)
 	observe(t, e, kstatEnv(t, "suspended", now), now)
-	if !e.Due(now) {
+	if !e.DueFor(testHost, now) {
 		t.Fatalf("PoolSuspended is not due at once after the earlier page (group_wait %s)", e.cfg.GroupWait.D())
 	}
 	got := noteLines(e.Tick(now))

@@ -179,6 +179,12 @@ func (r *runner) consume(ctx context.Context) error {
 	r.log.Info("rule engine running", "consumer", ConsumerName, "stream", bus.StreamFacts)
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
+	// The open batch is committed when it is full or saveEvery old,
+	// whichever comes first, and once more on the way out.
+	batchDue := time.NewTimer(saveEvery)
+	batchDue.Stop()
+	defer batchDue.Stop()
+	defer r.commitOnExit(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -193,6 +199,16 @@ func (r *runner) consume(ctx context.Context) error {
 				}
 			}
 			r.handle(ctx, m)
+			switch n := len(r.batch); {
+			case n >= batchMax:
+				r.commit(ctx)
+			case n == 1:
+				batchDue.Reset(saveEvery)
+			}
+		case <-batchDue.C:
+			if len(r.batch) > 0 {
+				r.commit(ctx)
+			}
 		case m := <-r.core:
 			r.handleCore(ctx, m)
 		case <-t.C:
@@ -232,6 +248,9 @@ type runner struct {
 	overwrite bool
 	// sil: the silences as last read (run_silence.go).
 	sil silences
+	// batch holds the facts applied but not yet acknowledged: their
+	// effects are saved together, then they are acked (run_batch.go).
+	batch []heldFact
 }
 
 // now is the engine's clock.
@@ -268,23 +287,13 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	if r.save(ctx) {
-		// Another engine changed the state: read it and apply this again.
-		r.reload(ctx)
-		_ = m.NakWithDelay(time.Second)
-		return
-	}
-	r.seen.Add(sum)
-	if err := m.Ack(); err != nil {
-		r.log.Warn("rules: ack failed", "subject", m.Subject(), "err", err)
-	}
-	if md, err := m.Metadata(); err == nil {
-		r.lastSeq = md.Sequence.Stream
-	}
+	// Acked once the batch's state is saved (commit); what it makes due
+	// and a canary's answer go out now, not after the batch.
+	r.hold(m, sum)
 	if id := m.Headers().Get(CanaryHeader); id != "" {
 		r.canary(ctx, host, id)
 	}
-	r.dueNow(ctx)
+	r.dueNow(ctx, host)
 }
 
 // handleCore applies a fact as it was published, while the storage fails.
@@ -293,26 +302,31 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 		return // the stream delivers it
 	}
 	sum := maphash.Bytes(r.seed, m.Data)
-	if r.seen.Has(sum) {
+	if r.seen.Has(sum) || r.holds(sum) {
 		return
 	}
-	if _, ok := r.observe(ctx, m.Subject, m.Data, Position{}); !ok {
+	host, ok := r.observe(ctx, m.Subject, m.Data, Position{})
+	if !ok {
 		return
 	}
 	r.seen.Add(sum)
-	if r.save(ctx) {
-		r.reload(ctx)
-	}
-	r.dueNow(ctx)
+	r.commit(ctx)
+	r.dueNow(ctx, host)
 }
 
-// dueNow sends at once what is due: the first page of a quiet group should
-// not wait up to a second for the ticker (a pulled disk should reach the
-// phone now).
-func (r *runner) dueNow(ctx context.Context) {
-	if now := r.now(); r.e.Due(now) {
-		r.tick(ctx, now)
+// dueNow sends at once what the fact just applied for host made due: the
+// first page of a quiet group should not wait up to a second for the
+// ticker (a pulled disk should reach the phone now). Groups of other hosts
+// falling due with time are the ticker's. The open batch is committed
+// first, as when each fact was saved on its own: a conflict with another
+// engine gives the fact back before its page goes out, and a crash after
+// the save leaves the page due in the saved state.
+func (r *runner) dueNow(ctx context.Context, host string) {
+	now := r.now()
+	if !r.e.DueFor(host, now) || r.commit(ctx) {
+		return
 	}
+	r.tick(ctx, now)
 }
 
 // observe applies one fact, read from the facts stream at pos (zero for a
@@ -363,10 +377,7 @@ func (r *runner) tick(ctx context.Context, now time.Time) {
 	// the engine's clock says.
 	wall := time.Now()
 	r.flush(ctx, wall)
-	if r.save(ctx) {
-		r.log.Warn("rules: state changed by another engine; reloading")
-		r.reload(ctx)
-	}
+	r.commit(ctx)
 	r.savePosition(ctx, wall)
 }
 

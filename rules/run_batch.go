@@ -1,0 +1,80 @@
+package rules
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A batch of facts is saved once and then acknowledged: each host's state
+// is written at most once per batch instead of once per fact. A batch
+// closes when it holds batchMax facts (one pull from the consumer) or is
+// saveEvery old, whichever comes first. Pages do not wait for it: they are
+// published as soon as a fact makes them due (dueNow), before the save.
+const (
+	batchMax  = 64
+	saveEvery = 100 * time.Millisecond
+)
+
+// heldFact is a fact applied and not yet acknowledged.
+type heldFact struct {
+	m   jetstream.Msg
+	sum uint64 // its hash, for runner.seen once it is acked
+}
+
+// hold adds an applied fact to the open batch.
+func (r *runner) hold(m jetstream.Msg, sum uint64) {
+	r.batch = append(r.batch, heldFact{m: m, sum: sum})
+}
+
+// holds reports whether a fact with hash sum waits in the open batch.
+func (r *runner) holds(sum uint64) bool {
+	for _, f := range r.batch {
+		if f.sum == sum {
+			return true
+		}
+	}
+	return false
+}
+
+// commit saves the changed state and then acknowledges the open batch, as
+// handling each fact on its own did: a crash between the save and the acks
+// makes the bus deliver the batch again, and ObserveSeq ignores each fact
+// already applied. When another engine changed the state first, the state
+// is read again and the whole batch is given back to be applied again;
+// commit then reports true.
+func (r *runner) commit(ctx context.Context) (conflict bool) {
+	conflict = r.save(ctx)
+	if conflict {
+		r.log.Warn("rules: state changed by another engine; reloading", "returned", len(r.batch))
+		r.reload(ctx)
+	}
+	for _, f := range r.batch {
+		if conflict {
+			_ = f.m.NakWithDelay(time.Second)
+			continue
+		}
+		r.seen.Add(f.sum)
+		if err := f.m.Ack(); err != nil {
+			r.log.Warn("rules: ack failed", "subject", f.m.Subject(), "err", err)
+		}
+		if md, err := f.m.Metadata(); err == nil && md.Sequence.Stream > r.lastSeq {
+			r.lastSeq = md.Sequence.Stream
+		}
+	}
+	clear(r.batch)
+	r.batch = r.batch[:0]
+	return conflict
+}
+
+// commitOnExit commits what is open when the consumer stops, so that a
+// server stopped on purpose leaves nothing to deliver again.
+func (r *runner) commitOnExit(ctx context.Context) {
+	if len(r.batch) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storageTimeout)
+	defer cancel()
+	r.commit(cctx)
+}
