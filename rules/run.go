@@ -86,9 +86,9 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 	return RunWith(ctx, b, cfg, RunOptions{}, log)
 }
 
-// RunWith evaluates facts from the bus until ctx ends. Each message is
-// acked once its effects are applied; the state bucket is written after
-// each, and notifications go to ZWATCH_ALERTS with their ID as the
+// RunWith evaluates facts from the bus until ctx ends. Messages are acked
+// in batches once the state bucket holds their effects (run_batch.go), and
+// notifications go to ZWATCH_ALERTS with their ID as the
 // JetStream message ID, so a re-sent one (after a crash between publish and
 // save) is dropped as a duplicate. When the storage fails, the engine keeps
 // its state in memory, delivers what is due through opts.Direct, and
