@@ -6,29 +6,19 @@ import (
 	"time"
 )
 
-func TestMemoryDefaultsAndOff(t *testing.T) {
+func TestMemoryDefaultsOffAndSet(t *testing.T) {
 	l, err := Parse(strings.NewReader("host: nas1\n"), testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := l.Config.Memory; m.Limit(RoleAll) != 64 || m.Limit(RoleAgent) != 64 || m.Limit(RoleServer) != 0 || m.SettleAfter.D() != 2*time.Minute {
-		t.Errorf("defaults: %+v, want 64 MiB (none on a fleet server) and 2m", m)
+	if m := l.Config.Memory; m.LimitMB != 0 || m.SettleAfter != 0 {
+		t.Errorf("defaults: %+v, want both off", m)
 	}
-	l, err = Parse(strings.NewReader("host: nas1\nmemory:\n  limit_mb: 0\n  settle_after: 0s\n"), testCatalog)
+	l, err = Parse(strings.NewReader("host: nas1\nmemory:\n  limit_mb: 64\n  settle_after: 2m\n"), testCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := l.Config.Memory; m.Limit(RoleAll) != 0 || m.SettleAfter != 0 {
-		t.Errorf("both off: %+v", m)
-	}
-}
-
-func TestMemoryLimitSetOnAServer(t *testing.T) {
-	l, err := Parse(strings.NewReader("host: nas1\nmemory:\n  limit_mb: 512\n"), testCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := l.Config.Memory.Limit(RoleServer); got != 512 {
-		t.Errorf("a limit set for a server: %d, want 512", got)
+	if m := l.Config.Memory; m.LimitMB != 64 || m.SettleAfter.D() != 2*time.Minute {
+		t.Errorf("set: %+v, want 64 MiB and 2m", m)
 	}
 }

@@ -96,8 +96,8 @@ func (s *settler) observe(now time.Time, rss int64) bool {
 // memory.limit_mb for `zwatch run`. It is process-wide, so the command
 // sets it, not Run (tests and simulations run many daemons in one process).
 // GOMEMLIMIT in the environment wins, as the runtime documents.
-func ApplyMemoryLimit(m config.MemoryConfig, role string, log *slog.Logger) {
-	limit := m.Limit(role)
+func ApplyMemoryLimit(m config.MemoryConfig, log *slog.Logger) {
+	limit := m.LimitMB
 	if limit <= 0 {
 		return
 	}

@@ -57,6 +57,7 @@ state_dir: $work/state
 log: {level: warn}
 zfs: {zpool: $work/bin/zpool, zfs: $work/bin/zfs, list_interval: 10s, status_interval: 10s}
 smart: {enabled: false}
+memory: {limit_mb: ${ZW_MEMORY_LIMIT_MB:-0}, settle_after: ${ZW_MEMORY_SETTLE_AFTER:-0s}}
 YAML
 http_mode=${ZW_FOOTPRINT_HTTP:-on}
 case $http_mode in

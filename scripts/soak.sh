@@ -79,6 +79,7 @@ zfs: {zpool: $work/bin/zpool, zfs: $work/bin/zfs, list_interval: 1s, status_inte
 smart: {enabled: false}
 disks: {interval: 10s}
 history: {raw_interval: 1m}
+memory: {limit_mb: ${ZW_MEMORY_LIMIT_MB:-0}, settle_after: ${ZW_MEMORY_SETTLE_AFTER:-0s}}
 http: {listen: 127.0.0.1:$port, pprof: $([ "${ZW_SOAK_PPROF:-0}" = 1 ] && echo true || echo false)}
 YAML
 "$bin" run --config "$work/cfg.yaml" >"$out/zwatch.log" 2>&1 &

@@ -40,7 +40,7 @@ rule engine and the notifiers only; all (the default) runs everything.`,
 				log.Warn(w)
 			}
 			log.Info("config loaded", "path", l.Path)
-			daemon.ApplyMemoryLimit(l.Config.Memory, l.Config.Role, log)
+			daemon.ApplyMemoryLimit(l.Config.Memory, log)
 			opts := runOptions()
 			opts.SystemRoot = "/"
 			return daemon.Run(cmd.Context(), &l.Config, opts, log)
