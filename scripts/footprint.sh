@@ -20,37 +20,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/zwatch}")
-cap=$(realpath testdata/captured/zfs-2.3.2)
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 port=${ZW_FOOTPRINT_PORT:-18931}
-mkdir "$work/bin"
-echo a >"$work/phase" # the capture prefix the stand-in zpool prints
-cat >"$work/bin/zpool" <<SH
-#!/bin/sh
-p=\$(cat $work/phase)
-case "\$1 \$2" in
-"status -j") exec cat $cap/\$p.zpool-status-j.json ;;
-"status "*) exec cat $cap/\$p.zpool-status-p-P.txt ;;
-"list -Hp") exec cat $cap/\$p.zpool-list-Hp.txt ;;
-"list -H") exec cut -f1 $cap/\$p.zpool-list-Hp.txt ;;
-"events -f") exec sleep 100000 ;;
-"events "*) exit 0 ;;
-"import "*|"import ") cat $cap/k7-none.zpool-import.txt.stderr >&2; exit 1 ;;
-esac
-exit 0
-SH
-cat >"$work/bin/zfs" <<SH
-#!/bin/sh
-case "\$*" in
-"version -j") exec cat $cap/l0-version.zfs-version-j.json ;;
-"version") exec cat $cap/l0-version.zfs-version.txt ;;
-"list -Hp -t filesystem,volume "*) exec cat $cap/k1-healthy.zfs-list-datasets.txt ;;
-"list -Hp -t snapshot "*) exec cat $cap/k1-healthy.zfs-list-snapshots.txt ;;
-esac
-exec cat $cap/a.zfs-list-Hp.txt
-SH
-chmod +x "$work/bin/zpool" "$work/bin/zfs"
+scripts/standins.sh "$work" fixed # reads $work/phase: the capture prefix the stand-in zpool prints
 cat >"$work/cfg.yaml" <<YAML
 host: footprint
 state_dir: $work/state

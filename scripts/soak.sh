@@ -36,40 +36,10 @@ port=${ZW_SOAK_PORT:-18932}
 out=${ZW_SOAK_OUT:-$(mktemp -d /tmp/zwatch-soak.XXXXXX)}
 mkdir -p "$out"
 out=$(realpath "$out")
-cap=$(realpath testdata/captured/zfs-2.3.2)
 work=$(mktemp -d)
 pid=
 trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir "$work/bin"
-echo a >"$work/phase"
-# The phase file names the capture prefix the stand-ins print: a (healthy)
-# or one incident's.
-cat >"$work/bin/zpool" <<SH
-#!/bin/sh
-p=\$(cat $work/phase)
-case "\$1 \$2" in
-"status -j") exec cat $cap/\$p.zpool-status-j.json ;;
-"status "*) exec cat $cap/\$p.zpool-status-p-P.txt ;;
-"list -Hp") exec cat $cap/\$p.zpool-list-Hp.txt ;;
-"list -H") exec cut -f1 $cap/\$p.zpool-list-Hp.txt ;;
-"events -f") exec sleep 100000 ;;
-"events "*) exit 0 ;;
-"import "*|"import ") cat $cap/k7-none.zpool-import.txt.stderr >&2; exit 1 ;;
-esac
-exit 0
-SH
-cat >"$work/bin/zfs" <<SH
-#!/bin/sh
-p=\$(cat $work/phase)
-case "\$*" in
-"version -j") exec cat $cap/l0-version.zfs-version-j.json ;;
-"version") exec cat $cap/l0-version.zfs-version.txt ;;
-"list -Hp -t filesystem,volume "*) exec cat $cap/k1-healthy.zfs-list-datasets.txt ;;
-"list -Hp -t snapshot "*) exec cat $cap/k1-healthy.zfs-list-snapshots.txt ;;
-esac
-exec cat $cap/\$p.zfs-list-Hp.txt
-SH
-chmod +x "$work/bin/zpool" "$work/bin/zfs"
+scripts/standins.sh "$work" phase # the phase file names the capture prefix: a (healthy) or an incident's
 cat >"$work/cfg.yaml" <<YAML
 host: soak
 state_dir: $work/state
