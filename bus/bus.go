@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -56,6 +57,10 @@ type Options struct {
 	// FactSubjects are the subjects of the facts stream (facts.StreamSubjects);
 	// required unless NoStreams.
 	FactSubjects []string
+	// Partitions splits the facts stream by host (partition.go): 0 keeps
+	// the existing stream's layout (none for a new one), 1 is none, n > 1
+	// is n partitions. An existing partitioned stream is never changed.
+	Partitions int
 
 	// NoStreams skips creating the streams and the state bucket: an agent
 	// only publishes, and its NATS user may not use the JetStream API.
@@ -77,6 +82,9 @@ type Bus struct {
 	JS     jetstream.JetStream
 	server *embedded
 	log    *slog.Logger
+	// partitions is the facts stream's partition count once known (0
+	// before): FactFilter maps subjects to how the stream stores them.
+	partitions int32 // atomic: a Bus may be copied (tests)
 }
 
 // Open starts the embedded server if needed, connects, and makes sure the
@@ -213,6 +221,13 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 			Description: "zwatch notifications (durable outbox: one consumer per channel)",
 		},
 	}
+	parts, err := b.factLayout(ctx, o.Partitions)
+	if err != nil {
+		return err
+	}
+	if parts > 1 {
+		streams[0].SubjectTransform = PartitionTransform(parts)
+	}
 	for _, cfg := range streams {
 		cfg := cfg
 		if err := RetryAPI(ctx, func(ctx context.Context) error {
@@ -231,7 +246,65 @@ func (b *Bus) ensureStreams(ctx context.Context, o Options) error {
 	}); err != nil {
 		return fmt.Errorf("create key-value bucket %s: %w", StateBucket, err)
 	}
+	atomic.StoreInt32(&b.partitions, int32(parts))
 	return nil
+}
+
+// factLayout decides the facts stream's partition count from the existing
+// stream (if any) and what this process wants.
+func (b *Bus) factLayout(ctx context.Context, want int) (int, error) {
+	if want > MaxPartitions {
+		return 0, fmt.Errorf("fleet.partitions %d: at most %d", want, MaxPartitions)
+	}
+	var existing *jetstream.StreamConfig
+	err := RetryAPI(ctx, func(ctx context.Context) error {
+		s, err := b.JS.Stream(ctx, StreamFacts)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		if err == nil {
+			cfg := s.CachedInfo().Config
+			existing = &cfg
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("look up stream %s: %w", StreamFacts, err)
+	}
+	if existing == nil {
+		return max(want, 1), nil
+	}
+	if want == 0 {
+		return PartitionsOf(*existing)
+	}
+	if err := checkPartitions(*existing, want); err != nil {
+		return 0, err
+	}
+	return want, nil
+}
+
+// Partitions is the facts stream's partition count (1: not partitioned),
+// read from the stream the first time.
+func (b *Bus) Partitions(ctx context.Context) (int, error) {
+	if n := atomic.LoadInt32(&b.partitions); n > 0 {
+		return int(n), nil
+	}
+	n, err := FactPartitions(ctx, b.JS)
+	if err != nil {
+		return 0, err
+	}
+	atomic.StoreInt32(&b.partitions, int32(n))
+	return n, nil
+}
+
+// FactFilter is StoredFilter for this bus's facts stream: what to ask the
+// stream for to read facts published on subject (a filter may hold '*').
+func (b *Bus) FactFilter(ctx context.Context, subject string) (string, error) {
+	n, err := b.Partitions(ctx)
+	if err != nil {
+		return "", err
+	}
+	return StoredFilter(subject, n), nil
 }
 
 // RetryAPI calls a JetStream API function with a short timeout per try and

@@ -106,8 +106,10 @@ func Decode(msg []byte, wantKind string, into any) (Envelope, error) {
 }
 
 // HostOf returns the host token of a zwatch subject,
-// e.g. "nas1" for zwatch.v1.nas1.smart.WD-123.
+// e.g. "nas1" for zwatch.v1.nas1.smart.WD-123 (and for its partitioned
+// form zwatch.7.v1.nas1.smart.WD-123).
 func HostOf(subject string) (host string, ok bool) {
+	subject = Canonical(subject)
 	parts := strings.SplitN(subject, ".", 4)
 	if len(parts) < 4 || parts[0] != "zwatch" || parts[1] != Version {
 		return "", false

@@ -70,6 +70,10 @@ type FleetConfig struct {
 	// LeaseTTL is how long the active rule engine's lease outlives its last
 	// renewal: a standby server takes over within about this long.
 	LeaseTTL Duration `yaml:"lease_ttl"`
+	// Partitions splits the hosts among the servers' rule engines: each
+	// server runs the engines of its share of this many partitions
+	// (docs/fleet.md). 1: one engine on one server at a time.
+	Partitions int `yaml:"partitions"`
 }
 
 // ValidateRole checks role against the bus settings (also after --role).
@@ -229,7 +233,7 @@ func Default() Config {
 		Disks:       DisksConfig{Interval: Duration(time.Minute)},
 		Heartbeat:   HeartbeatConfig{Interval: Duration(5 * time.Minute)},
 		Role:        RoleAll,
-		Fleet:       FleetConfig{Buffer: 10000, LeaseTTL: Duration(15 * time.Second)},
+		Fleet:       FleetConfig{Buffer: 10000, LeaseTTL: Duration(15 * time.Second), Partitions: 64},
 		Maintenance: DefaultMaintenance(),
 		Rules:       DefaultRules(),
 		Notify:      DefaultNotify(),
@@ -425,6 +429,9 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	positive(errs, "fleet.lease_ttl", c.Fleet.LeaseTTL, 3*time.Second)
 	if c.Fleet.LeaseTTL.D() > 5*time.Minute {
 		errs.add("fleet.lease_ttl", FormatDuration(c.Fleet.LeaseTTL.D()), "too long: at most 5m (a standby server waits this long to take over)")
+	}
+	if c.Fleet.Partitions < 1 || c.Fleet.Partitions > 1024 { // bus.MaxPartitions
+		errs.add("fleet.partitions", c.Fleet.Partitions, "must be 1 to 1024, the same on every server")
 	}
 	c.Maintenance.validate("maintenance", errs)
 	c.HTTP.validate(errs)

@@ -28,14 +28,24 @@ type canary struct {
 	host string
 	log  *slog.Logger
 
+	// created is before any canary is sent: the sink reads the outbox from
+	// then (less a margin for the servers' clocks), so an answer published
+	// before the sink's consumer exists is still seen.
+	created time.Time
+
 	mu      sync.Mutex
 	n       uint64
 	arrived map[string]chan struct{} // canaries in flight
 }
 
 func newCanary(b *bus.Bus, host string, log *slog.Logger) *canary {
-	return &canary{b: b, host: host, log: log, arrived: map[string]chan struct{}{}}
+	return &canary{b: b, host: host, log: log, arrived: map[string]chan struct{}{}, created: time.Now()}
 }
+
+// sinkSkew is how far before created the sink starts reading: the
+// outbox's timestamps are the NATS servers' clocks. Canaries of an earlier
+// run it finds are only removed.
+const sinkSkew = time.Minute
 
 // publish sends a heartbeat fact carrying a new canary, and returns the
 // channel closed when the canary comes back through the outbox.
@@ -103,8 +113,8 @@ const canaryResets = 3
 // own, which ends after its current call, and the sink returns at once.
 func (c *canary) sink(ctx context.Context) error {
 	cons, err := c.b.JS.OrderedConsumer(ctx, bus.StreamAlerts, jetstream.OrderedConsumerConfig{
-		FilterSubjects: bus.AlertSubjects, DeliverPolicy: jetstream.DeliverNewPolicy,
-		MaxResetAttempts: canaryResets,
+		FilterSubjects: bus.AlertSubjects, DeliverPolicy: jetstream.DeliverByStartTimePolicy,
+		OptStartTime: new(c.created.Add(-sinkSkew)), MaxResetAttempts: canaryResets,
 	})
 	if err != nil {
 		return fmt.Errorf("canary sink on %s: %w", bus.StreamAlerts, err)

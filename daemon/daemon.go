@@ -50,7 +50,19 @@ func BusOptions(c *config.Config) bus.Options {
 		Name:            "zwatch@" + c.Host,
 		FactSubjects:    facts.StreamSubjects(),
 		HistoryMaxBytes: historyBytes(c),
+		Partitions:      partitions(c),
 	}
+}
+
+// partitions is the facts stream's partition count a process asks for:
+// fleet.partitions for a server on a NATS cluster; 0 (whatever the stream
+// has) for an agent, which creates no streams, and on one machine, whose
+// embedded bus has one engine.
+func partitions(c *config.Config) int {
+	if c.Role != config.RoleServer || c.Bus.URL == "" {
+		return 0
+	}
+	return c.Fleet.Partitions
 }
 
 // historyBytes is what the history's streams may hold together (0: off,

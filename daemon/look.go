@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"github.com/zwatch/zwatch/fleet"
 	"log/slog"
 
 	"github.com/zwatch/zwatch/bus"
@@ -51,6 +52,9 @@ func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Op
 	}
 	if store != nil {
 		o.History = store
+	}
+	if !b.Embedded() {
+		o.Engine = func(ctx context.Context) (*fleet.EngineStatus, error) { return fleet.Status(ctx, b.JS) }
 	}
 	comps = append(comps, Component{Name: "http", Run: func(ctx context.Context) error { return web.Serve(ctx, o) }})
 	return comps

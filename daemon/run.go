@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+
 	"runtime"
 	"slices"
 	"time"
@@ -132,12 +132,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			return rules.RunWith(ctx, b, cfg.Rules, ropts, log.With("part", "rules"))
 		}
 		if !b.Embedded() {
-			// Several servers may share this bus: one rule engine at a time.
-			inner := runRules
-			runRules = func(ctx context.Context) error {
-				holder := fmt.Sprintf("%s/%d", cfg.Host, os.Getpid())
-				return fleet.Lead(ctx, b.JS, fleet.RulesLease, holder, cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, log.With("part", "lease"), inner)
-			}
+			runRules = fleetRules(b, cfg, ropts, log)
 		}
 		comps = append(comps,
 			Component{Name: "rules", Run: runRules},

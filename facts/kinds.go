@@ -101,6 +101,7 @@ func StreamSubjects() []string {
 // e.g. "nas1" and "smart" for zwatch.v1.nas1.smart.WD-123; ok is false for
 // a subject that carries no kind of fact.
 func KindOfSubject(subject string) (host, kind string, ok bool) {
+	subject = bus.Canonical(subject)
 	host, ok = bus.HostOf(subject)
 	if !ok {
 		return "", "", false

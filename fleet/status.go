@@ -111,6 +111,9 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 		// bus.Subject would sanitise the wildcard; the filter needs it.
 		filters = append(filters, "zwatch."+bus.Version+".*."+kind)
 	}
+	if filters, err = bus.StoredFilters(ctx, js, filters); err != nil {
+		return nil, err
+	}
 	// One batched read while the fleet is small enough for one answer.
 	msgs, err := bus.LastMsgsBatch(ctx, js, bus.StreamFacts, filters)
 	switch {

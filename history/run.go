@@ -30,11 +30,15 @@ func (s *Store) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
+	factFilters, err := bus.StoredFilters(ctx, s.js, factSubjects())
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
 	consumers := []struct {
 		stream string
 		cfg    jetstream.OrderedConsumerConfig
 	}{
-		{bus.StreamFacts, jetstream.OrderedConsumerConfig{FilterSubjects: factSubjects(), DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}},
+		{bus.StreamFacts, jetstream.OrderedConsumerConfig{FilterSubjects: factFilters, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}},
 		{bus.StreamAlerts, jetstream.OrderedConsumerConfig{FilterSubjects: bus.AlertSubjects, DeliverPolicy: jetstream.DeliverNewPolicy}},
 	}
 	for _, c := range consumers {

@@ -50,7 +50,10 @@ type Engine struct {
 	cfg      config.RulesConfig
 	hosts    map[string]*hostState
 	disabled map[string]bool
-	log      *slog.Logger
+	// owns, on a partitioned stream, says which hosts' states (by subject
+	// token) are this engine's to load; nil: all.
+	owns func(hostToken string) bool
+	log  *slog.Logger
 	// started is when this engine first saw time pass; silence before it
 	// is the engine's own, not a collector's.
 	started time.Time

@@ -73,6 +73,14 @@ type RunOptions struct {
 	// Now is the engine's clock (default time.Now); tests move it to see
 	// silences expire and repeats fall due.
 	Now func() time.Time
+	// Partition, on a partitioned facts stream, is the share of the hosts
+	// this engine evaluates (fleet.LeadPartitions runs one per partition it
+	// holds); nil: every host, from the one consumer ConsumerName.
+	Partition *Partition
+	// DrainLegacy makes the engine apply what the consumer ConsumerName
+	// still holds from before the stream was partitioned, then remove it
+	// and return ErrDrained (partition.go).
+	DrainLegacy bool
 }
 
 // maxConflicts is how many save conflicts in a row, each after a reload,
@@ -102,13 +110,17 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 		return fmt.Errorf("rules: open state bucket %s: %w", bus.StateBucket, err)
 	}
 	e := NewEngine(cfg, log)
+	if p := opts.Partition; p != nil {
+		e.owns = p.owns
+		log = log.With("partition", p.Index)
+	}
 	if err := e.Load(ctx, kv); err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
 	// The same facts as they are published, for when the facts stream
 	// cannot store them; read only while opts.Degraded says so.
 	core := make(chan *nats.Msg, 256)
-	if opts.Degraded != nil {
+	if opts.Degraded != nil && opts.Partition == nil && !opts.DrainLegacy {
 		for _, subj := range facts.StreamSubjects() {
 			sub, err := b.NC.ChanSubscribe(subj, core)
 			if err != nil {
@@ -127,7 +139,7 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, errOpen) {
+		if errors.Is(err, errOpen) || errors.Is(err, ErrDrained) {
 			return err
 		}
 		log.Warn("rules: fact consumer lost; opening it again", "err", err)
@@ -158,25 +170,9 @@ func (r *runner) consume(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: consume %s: %w", errOpen, bus.StreamFacts, err)
 	}
-	ch := make(chan jetstream.Msg, 64)
-	stopped := make(chan error, 1)
-	go func() {
-		defer close(ch)
-		for {
-			m, err := msgs.Next()
-			if err != nil {
-				stopped <- err
-				return
-			}
-			select {
-			case ch <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer msgs.Stop()
-	r.log.Info("rule engine running", "consumer", ConsumerName, "stream", bus.StreamFacts)
+	ch, stopped, giveBack := pump(msgs)
+	defer giveBack()
+	r.log.Info("rule engine running", "consumer", r.consumerName(), "stream", bus.StreamFacts)
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
 	// The open batch is committed when it is full or saveEvery old,
@@ -213,6 +209,9 @@ func (r *runner) consume(ctx context.Context) error {
 			r.handleCore(ctx, m)
 		case <-t.C:
 			r.tick(ctx, r.now())
+			if r.opts.DrainLegacy && r.drained(ctx, cons) {
+				return ErrDrained
+			}
 		}
 	}
 }
@@ -364,7 +363,9 @@ func (r *runner) observe(ctx context.Context, subject string, data []byte, pos P
 func (r *runner) tick(ctx context.Context, now time.Time) {
 	r.sil.fresh = false
 	r.readSilences(ctx, false)
-	r.queueExpiryNotices(now)
+	if r.global() {
+		r.queueExpiryNotices(now)
+	}
 	for _, n := range r.e.Tick(now) {
 		r.pending = append(r.pending, pendingNote{n: n})
 	}
@@ -530,7 +531,7 @@ func (r *runner) savePosition(ctx context.Context, now time.Time) {
 	r.posAt = now
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
 	defer cancel()
-	if _, err := r.kv.Put(sctx, positionKey, []byte(strconv.FormatUint(r.lastSeq, 10))); err != nil {
+	if _, err := r.kv.Put(sctx, r.positionKey(), []byte(strconv.FormatUint(r.lastSeq, 10))); err != nil {
 		r.report("state", err)
 		return
 	}

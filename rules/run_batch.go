@@ -70,11 +70,16 @@ func (r *runner) commit(ctx context.Context) (conflict bool) {
 
 // commitOnExit commits what is open when the consumer stops, so that a
 // server stopped on purpose leaves nothing to deliver again.
+//
+// State applied but not saved (a save that failed, or was cut off by the
+// stop) is tried once more at once, whatever the retry timer says: the
+// engine that takes the partition over reads the state from the bucket.
 func (r *runner) commitOnExit(ctx context.Context) {
-	if len(r.batch) == 0 {
+	if len(r.batch) == 0 && !r.e.unsaved() {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storageTimeout)
 	defer cancel()
+	r.stateDown = time.Time{}
 	r.commit(cctx)
 }

@@ -73,7 +73,9 @@ func (r *runner) readSilences(ctx context.Context, force bool) {
 			delete(r.sil.noticing, id) // recorded (or removed): done
 		}
 	}
-	r.removeStale(ctx)
+	if r.global() {
+		r.removeStale(ctx)
+	}
 }
 
 func (r *runner) silenceByID(id string) *silence.Silence {

@@ -35,7 +35,7 @@ func (e *Engine) Load(ctx context.Context, kv jetstream.KeyValue) error {
 	}
 	var keys []string
 	for k := range lister.Keys() {
-		if strings.HasPrefix(k, keyPrefix) {
+		if token, ok := strings.CutPrefix(k, keyPrefix); ok && (e.owns == nil || e.owns(token)) {
 			keys = append(keys, k)
 		}
 	}

@@ -251,13 +251,19 @@ func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error)
 	for _, k := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindARC, facts.KindDisks} {
 		subjects = append(subjects, prefix+k)
 	}
+	for i, s := range subjects {
+		var err error
+		if subjects[i], err = r.b.FactFilter(ctx, s); err != nil {
+			return lf, fmt.Errorf("facts of %s: %w", token, err)
+		}
+	}
 	msgs, err := bus.LastMsgs(ctx, r.b.JS, bus.StreamFacts, subjects)
 	if err != nil {
 		return lf, fmt.Errorf("facts of %s: %w", token, err)
 	}
 	disks := 0
 	for _, m := range msgs {
-		kind := strings.TrimPrefix(m.Subject, prefix)
+		kind := strings.TrimPrefix(bus.Canonical(m.Subject), prefix)
 		if strings.HasPrefix(kind, facts.KindSmart+".") {
 			if disks++; disks > maxDisksPerHost {
 				continue

@@ -293,3 +293,20 @@ func eventKinds(r *http.Request) ([]string, error) {
 }
 
 func asRequestError(err error, target **requestError) bool { return errors.As(err, target) }
+
+// apiFleet is how fleet servers share the rule engine (fleet.Status);
+// 404 on one machine.
+func (s *server) apiFleet(w http.ResponseWriter, r *http.Request) {
+	if s.o.Engine == nil {
+		writeError(w, r, http.StatusNotFound, "no fleet servers: this zwatch runs the one rule engine of its embedded bus")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), viewTimeout)
+	defer cancel()
+	st, err := s.o.Engine(ctx)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("read the rule engine's partitions from the bus: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}

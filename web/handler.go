@@ -51,8 +51,9 @@ func NewHandler(o Options) (http.Handler, error) {
 	mux.HandleFunc("/api/host", s.apiHost)
 	mux.HandleFunc("/api/history", s.apiHistory)
 	mux.HandleFunc("/api/events", s.apiEvents)
+	mux.HandleFunc("/api/fleet", s.apiFleet)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusNotFound, "no such API endpoint: "+r.URL.Path+" (see /api/hosts, /api/host, /api/history, /api/events)")
+		writeError(w, r, http.StatusNotFound, "no such API endpoint: "+r.URL.Path+" (see /api/hosts, /api/host, /api/history, /api/events, /api/fleet)")
 	})
 	mux.Handle("/static/", http.StripPrefix("/static/", cacheStatic(http.FileServerFS(static))))
 	if o.Metrics != nil {

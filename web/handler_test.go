@@ -13,6 +13,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/metrics"
 	"github.com/zwatch/zwatch/statusview"
 	"github.com/zwatch/zwatch/statusview/viewtest"
@@ -229,5 +230,58 @@ func TestEmptyBus(t *testing.T) {
 	}
 	if r := c.get("/api/hosts"); r.code != http.StatusOK || strings.TrimSpace(r.body) != "[]" {
 		t.Errorf("/api/hosts on an empty bus: %d %s", r.code, r.body)
+	}
+}
+
+// TestFleetEngineSection shows how fleet servers share the rule engine,
+// read by fleet.Status from a real bus: a partitioned facts stream and the
+// lease bucket's member and partition keys. One machine shows nothing.
+func TestFleetEngineSection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir(), Partitions: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	kv, err := fleet.LeaseKV(ctx, b.JS, time.Minute, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"member.srv-a_1": "srv-a/1", "member.srv-b_2": "srv-b/2",
+		fleet.PartitionLease(0): "srv-a/1", fleet.PartitionLease(1): "srv-b/2", fleet.PartitionLease(2): "srv-b/2"} {
+		if _, err := kv.Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.Host = "nas1"
+	serveWith := func(engine func(context.Context) (*fleet.EngineStatus, error)) client {
+		h, err := web.NewHandler(web.Options{View: statusview.New(b, &cfg), Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return client{t: t, base: srv.URL}
+	}
+	c := serveWith(func(ctx context.Context) (*fleet.EngineStatus, error) { return fleet.Status(ctx, b.JS) })
+	page := c.get("/")
+	for _, want := range []string{`<section id="engine">`, "8 partitions on 2 servers", "<strong>5 without a server</strong>",
+		"<tr><td>srv-a/1</td><td>1</td><td>0</td></tr>", "<tr><td>srv-b/2</td><td>2</td><td>0</td></tr>"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page.body)
+		}
+	}
+	api := c.get("/api/fleet")
+	if api.code != http.StatusOK || !strings.Contains(api.body, `"partitions":8`) || !strings.Contains(api.body, `"owner":"srv-b/2"`) {
+		t.Errorf("/api/fleet: %d %s", api.code, api.body)
+	}
+	one := serveWith(nil)
+	if page := one.get("/"); strings.Contains(page.body, `id="engine"`) {
+		t.Error("one machine's page shows the fleet's rule engine section")
+	}
+	if r := one.get("/api/fleet"); r.code != http.StatusNotFound || !strings.Contains(r.body, "no fleet servers") {
+		t.Errorf("/api/fleet on one machine: %d %s", r.code, r.body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"github.com/zwatch/zwatch/fleet"
 	"html/template"
 	"net/http"
 	"sort"
@@ -55,6 +56,10 @@ type pageData struct {
 	// PlotRange is the span the plots ask the history for (?range=).
 	PlotRange  string
 	PlotRanges []string
+	// Engine is how fleet servers share the rule engine; EngineErr why it
+	// could not be read (both empty on one machine).
+	Engine    *fleet.EngineStatus
+	EngineErr string
 }
 
 type poolView struct {
@@ -109,6 +114,13 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 	d := pageData{Version: s.o.Version, Now: time.Now(), HistoryOn: s.o.History != nil, PlotRange: rng, PlotRanges: plotRanges}
 	if len(hosts) > 1 {
 		d.Hosts = hosts
+	}
+	if s.o.Engine != nil {
+		if st, err := s.o.Engine(ctx); err != nil {
+			d.EngineErr = err.Error()
+		} else {
+			d.Engine = st
+		}
 	}
 	if err != nil {
 		var re *requestError

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/zwatch/zwatch/fleet"
 	"log/slog"
 	"net"
 	"net/http"
@@ -40,6 +41,10 @@ type Options struct {
 	History History
 	// Metrics serves /metrics; nil: no /metrics.
 	Metrics http.Handler
+	// Engine reads how fleet servers share the rule engine
+	// (fleet.Status): shown on the page and at /api/fleet. nil on one
+	// machine, whose one engine has nothing to show.
+	Engine  func(ctx context.Context) (*fleet.EngineStatus, error)
 	Version string
 	Log     *slog.Logger
 	// Ready, when set, is called once the listener is up with its address.

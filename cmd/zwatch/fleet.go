@@ -20,10 +20,10 @@ import (
 func newFleetCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
-		Short: "Manage the agents allowed on this machine's embedded bus (bus.listen; docs/fleet.md)",
+		Short: "Manage the agents of this machine's embedded bus, and show how servers share the rule engine (docs/fleet.md)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newFleetAddHostCmd(g), newFleetHostsCmd(g), newFleetRemoveHostCmd(g))
+	cmd.AddCommand(newFleetAddHostCmd(g), newFleetHostsCmd(g), newFleetRemoveHostCmd(g), newFleetStatusCmd(g))
 	return cmd
 }
 

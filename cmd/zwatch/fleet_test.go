@@ -117,6 +117,15 @@ func TestFleetAddHost(t *testing.T) {
 	if code == exitNoData || !strings.Contains(stat, "nas1.example.net") {
 		t.Errorf("status --all-hosts through the listener: code %d\n%s%s", code, stat, errOut)
 	}
+	// One machine: one engine, no leases, nothing unowned.
+	engine, errOut, code := run(t, "fleet", "status", "-c", cfgPath)
+	if code != exitOK || !strings.Contains(engine, "one engine on this machine's embedded bus") || !strings.Contains(engine, "PARTITION") {
+		t.Errorf("fleet status: code %d\n%s%s", code, engine, errOut)
+	}
+	engineJSON, _, code := run(t, "fleet", "status", "--json", "-c", cfgPath)
+	if code != exitOK || !strings.Contains(engineJSON, `"partitions": 1`) || !strings.Contains(engineJSON, `"leases": false`) || !strings.Contains(engineJSON, `"unowned": 0`) {
+		t.Errorf("fleet status --json: code %d\n%s", code, engineJSON)
+	}
 	if _, errOut, code := run(t, "fleet", "remove-host", "nas1.example.net", "-c", cfgPath); code != exitOK {
 		t.Errorf("remove-host: code %d %s", code, errOut)
 	}

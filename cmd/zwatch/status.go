@@ -118,6 +118,7 @@ than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 func openBusFor(ctx context.Context, c *config.Config) (*bus.Bus, error) {
 	o := daemon.BusOptions(c)
 	o.Name = "zwatch-cli@" + c.Host
+	o.Partitions = 0 // a reader never changes how the facts stream is split
 	if o.URL != "" {
 		return openBus(ctx, o)
 	}
