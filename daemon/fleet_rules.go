@@ -34,11 +34,12 @@ func fleetRules(b *bus.Bus, cfg *config.Config, ropts rules.RunOptions, log *slo
 			return fleet.Lead(ctx, b.JS, fleet.RulesLease, holder, cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, lease,
 				func(ctx context.Context) error { return run(ctx, ropts) })
 		}
+		keys := &rules.StateKeys{} // one listing for the engines starting together
 		ps := &fleet.Partitions{
 			JS: b.JS, Count: n, Holder: holder, TTL: cfg.Fleet.LeaseTTL.D(), Replicas: cfg.Bus.Replicas, Log: lease,
 			Run: func(ctx context.Context, p int) error {
 				o := ropts
-				o.Partition = &rules.Partition{Index: p, Count: n}
+				o.Partition, o.StateKeys = &rules.Partition{Index: p, Count: n}, keys
 				return run(ctx, o)
 			},
 			Drain: func(ctx context.Context) error {

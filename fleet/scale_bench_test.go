@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -93,9 +94,24 @@ func TestScaleBenchmark(t *testing.T) {
 		}
 		pubs[i] = js
 	}
+	// send publishes asynchronously; when the connection's window of
+	// unacknowledged messages is full, it waits for it to empty.
+	send := func(js jetstream.JetStream, subject string, msg []byte) error {
+		for {
+			_, err := js.PublishAsync(subject, msg)
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				return err
+			}
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
 	publish := func(h int, kind string, data any, extra ...string) {
 		msg, _ := bus.Wrap(kind, hostName(h), "bench", time.Now(), data)
-		if _, err := pubs[h%len(pubs)].PublishAsync(bus.Subject(hostName(h), kind, extra...), msg); err != nil && ctx.Err() == nil {
+		if err := send(pubs[h%len(pubs)], bus.Subject(hostName(h), kind, extra...), msg); err != nil && ctx.Err() == nil {
 			t.Error(err) // also called from the load's goroutine: no Fatal
 		}
 	}
@@ -126,7 +142,7 @@ func TestScaleBenchmark(t *testing.T) {
 	env, _ := bus.Wrap(facts.KindZpoolCapacity, hostName(0), "bench", time.Now(), p.capacity)
 	t0 := time.Now()
 	for i := range flood {
-		if _, err := pubs[i%len(pubs)].PublishAsync(fmt.Sprintf("bench.%d", i%hosts), env); err != nil {
+		if err := send(pubs[i%len(pubs)], fmt.Sprintf("bench.%d", i%hosts), env); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,11 +190,12 @@ func TestScaleBenchmark(t *testing.T) {
 	}
 	start := func(name string) *server {
 		s := &server{b: open(name)}
+		keys := &rules.StateKeys{}
 		sctx, scancel := context.WithCancel(ctx)
 		s.cancel = scancel
 		ps := &Partitions{JS: s.b.JS, Count: parts, Holder: name, TTL: ttl, Replicas: 3, Log: log,
 			Run: func(ctx context.Context, i int) error {
-				return rules.RunWith(ctx, s.b, rcfg, rules.RunOptions{Partition: &rules.Partition{Index: i, Count: parts}}, log)
+				return rules.RunWith(ctx, s.b, rcfg, rules.RunOptions{Partition: &rules.Partition{Index: i, Count: parts}, StateKeys: keys}, log)
 			},
 			LegacyPending: func(ctx context.Context) (bool, error) { return rules.LegacyConsumerExists(ctx, s.b.JS) },
 		}

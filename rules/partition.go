@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -105,4 +107,48 @@ func LegacyConsumerExists(ctx context.Context, js jetstream.JetStream) (bool, er
 		return false, nil
 	}
 	return false, fmt.Errorf("look up consumer %s: %w", ConsumerName, err)
+}
+
+// StateKeys lists the state bucket's keys once for the partition engines
+// of a server that start together: the keys do not say which partition a
+// host is in, so each engine would list every host's key to load its own
+// (64 engines, 10,000 hosts: 640,000 keys read before the first fact). A
+// list younger than stateKeysMaxAge is reused. It may miss a host first
+// saved since; the engine's first save of that host then finds the key
+// (Create, not Put: a conflict), reloads in full and applies the batch
+// again, before any page of it goes out.
+type StateKeys struct {
+	mu   sync.Mutex
+	at   time.Time
+	keys []string
+}
+
+const stateKeysMaxAge = 5 * time.Second
+
+func (s *StateKeys) list(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys != nil && time.Since(s.at) < stateKeysMaxAge {
+		return s.keys, nil
+	}
+	at := time.Now()
+	keys, err := listKeys(ctx, kv)
+	if err != nil {
+		return nil, err
+	}
+	s.keys, s.at = keys, at
+	return keys, nil
+}
+
+// load reads the engine's hosts' states, through the server's shared key
+// list when there is one.
+func load(ctx context.Context, e *Engine, kv jetstream.KeyValue, shared *StateKeys) error {
+	if shared == nil {
+		return e.Load(ctx, kv)
+	}
+	keys, err := shared.list(ctx, kv)
+	if err != nil {
+		return err
+	}
+	return e.loadKeys(ctx, kv, keys)
 }

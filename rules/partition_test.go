@@ -155,3 +155,43 @@ func TestPartitionOfConsumer(t *testing.T) {
 		}
 	}
 }
+
+// A partition engine that loads from a shared key list missing a host
+// (saved after the list was read) does not page that host's firing alert
+// again: its first save of the host conflicts (Create on an existing key),
+// and it reloads the state in full before the page would go out.
+func TestPartitionStaleKeyListDoesNotPageTwice(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir(), Partitions: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg := config.DefaultRules()
+	cfg.GroupWait = 0
+	bb := &batchBench{t: t, ctx: ctx, b: b, cfg: cfg}
+	a := hostsInPartitions(4)[0]
+	stop, _ := bb.startEngine(RunOptions{Partition: &Partition{Index: 0, Count: 4}})
+	bb.heartbeats(a, 2)
+	bb.status(a, faultFile)
+	bb.waitNotes(1)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	stale := &StateKeys{keys: []string{}, at: time.Now()} // read before a's state was saved
+	stop, _ = bb.startEngine(RunOptions{Partition: &Partition{Index: 0, Count: 4}, StateKeys: stale})
+	defer func() { _ = stop() }()
+	bb.status(a, faultFile)
+	bb.heartbeats(a, 2)
+	waitUntil(t, 30*time.Second, "the partition's facts acknowledged", func() bool {
+		c, err := b.JS.Consumer(ctx, bus.StreamFacts, ConsumerFor(0))
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(ctx)
+		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	})
+	time.Sleep(2 * time.Second)
+	bb.checkNotes(map[string]int{a + " firing": 1})
+}

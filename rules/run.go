@@ -77,6 +77,9 @@ type RunOptions struct {
 	// this engine evaluates (fleet.LeadPartitions runs one per partition it
 	// holds); nil: every host, from the one consumer ConsumerName.
 	Partition *Partition
+	// StateKeys, shared by the partition engines of one server, lists the
+	// state bucket's keys once for all of them (partition.go).
+	StateKeys *StateKeys
 	// DrainLegacy makes the engine apply what the consumer ConsumerName
 	// still holds from before the stream was partitioned, then remove it
 	// and return ErrDrained (partition.go).
@@ -114,7 +117,7 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 		e.owns = p.owns
 		log = log.With("partition", p.Index)
 	}
-	if err := e.Load(ctx, kv); err != nil {
+	if err := load(ctx, e, kv, opts.StateKeys); err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
 	// The same facts as they are published, for when the facts stream

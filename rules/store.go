@@ -29,12 +29,30 @@ var ErrStateConflict = errors.New("rule state changed by another engine")
 
 // Load reads every host's state from kv, replacing what the engine holds.
 func (e *Engine) Load(ctx context.Context, kv jetstream.KeyValue) error {
+	all, err := listKeys(ctx, kv)
+	if err != nil {
+		return err
+	}
+	return e.loadKeys(ctx, kv, all)
+}
+
+func listKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
 	lister, err := kv.ListKeys(ctx)
 	if err != nil {
-		return fmt.Errorf("list rule state keys: %w", err)
+		return nil, fmt.Errorf("list rule state keys: %w", err)
 	}
-	var keys []string
+	var all []string
 	for k := range lister.Keys() {
+		all = append(all, k)
+	}
+	return all, nil
+}
+
+// loadKeys reads the states of the hosts among the bucket's keys all that
+// are this engine's.
+func (e *Engine) loadKeys(ctx context.Context, kv jetstream.KeyValue, all []string) error {
+	var keys []string
+	for _, k := range all {
 		if token, ok := strings.CutPrefix(k, keyPrefix); ok && (e.owns == nil || e.owns(token)) {
 			keys = append(keys, k)
 		}
