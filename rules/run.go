@@ -74,7 +74,7 @@ type RunOptions struct {
 	// silences expire and repeats fall due.
 	Now func() time.Time
 	// Partition, on a partitioned facts stream, is the share of the hosts
-	// this engine evaluates (fleet.LeadPartitions runs one per partition it
+	// this engine evaluates (fleet.Partitions runs one per partition it
 	// holds); nil: every host, from the one consumer ConsumerName.
 	Partition *Partition
 	// StateKeys, shared by the partition engines of one server, lists the
