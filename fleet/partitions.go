@@ -62,6 +62,8 @@ type heldLease struct {
 	renewed time.Time
 	cancel  context.CancelFunc // nil while its engine waits for the drain
 	done    chan struct{}
+	// stopping: this server stopped the engine (not a failure)
+	stopping bool
 }
 
 // Lead runs until ctx ends.
@@ -138,14 +140,9 @@ func (l *leader) round(ctx context.Context) {
 	}
 	// Above the share: give back the highest partitions, one round's worth.
 	if extra := len(l.held) - target; extra > 0 {
-		for _, p := range sortedDesc(l.held) {
-			if extra == 0 {
-				break
-			}
-			l.log.Info("partitions: handing a partition over", "partition", p, "share", target, "servers", len(members))
-			l.stop(p, l.held[p], true)
-			extra--
-		}
+		give := sortedDesc(l.held)[:extra]
+		l.log.Info("partitions: handing partitions over", "partitions", give, "share", target, "servers", len(members))
+		l.stopAll(give)
 	}
 	// Below it: take free ones, starting at this server's place in the
 	// ring so that servers starting together do not race for the same.
@@ -323,7 +320,7 @@ func (l *leader) start(ctx context.Context, p int, h *heldLease) {
 func (l *leader) stop(p int, h *heldLease, release bool) {
 	failed := false
 	if h.cancel != nil {
-		failed = closed(h.done)
+		failed = closed(h.done) && !h.stopping
 		h.cancel()
 		<-h.done
 	}
@@ -338,10 +335,27 @@ func (l *leader) stop(p int, h *heldLease, release bool) {
 	}
 }
 
-func (l *leader) releaseAll(ctx context.Context) {
-	for p, h := range l.held {
-		l.stop(p, h, true)
+// stopAll stops several engines at once (each saves and gives back what
+// it pulled on its way out: one after the other, a large hand-over would
+// delay the renewals of the rest) and releases their leases.
+func (l *leader) stopAll(ps []int) {
+	for _, p := range ps {
+		if h := l.held[p]; h.cancel != nil {
+			h.stopping = true
+			h.cancel()
+		}
 	}
+	for _, p := range ps {
+		l.stop(p, l.held[p], true)
+	}
+}
+
+func (l *leader) releaseAll(ctx context.Context) {
+	all := make([]int, 0, len(l.held))
+	for p := range l.held {
+		all = append(all, p)
+	}
+	l.stopAll(all)
 	legacy := l.legacy
 	l.stopLegacy()
 	l.wg.Wait()
