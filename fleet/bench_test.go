@@ -151,28 +151,7 @@ func TestFleetBenchmark(t *testing.T) {
 	}
 	<-js.PublishAsyncComplete()
 	rawPub := float64(flood) / time.Since(t0).Seconds()
-	rc, err := admin.JS.CreateOrUpdateConsumer(ctx, "BENCH_RAW", jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 = time.Now()
-	// The same consumption the rule engine uses: an iterator pulling 64.
-	it, err := rc.Messages(jetstream.PullMaxMessages(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range flood {
-		m, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var env bus.Envelope
-		_ = json.Unmarshal(m.Data(), &env) // the least a consumer does
-		_ = m.Ack()
-	}
-	it.Stop()
-	rawCons := float64(flood) / time.Since(t0).Seconds()
-	_ = admin.JS.DeleteStream(ctx, "BENCH_RAW")
+	rawCons := rawConsume(ctx, t, admin.JS, "BENCH_RAW", flood)
 	t.Logf("raw NATS JetStream: publish %.0f msg/s (async), consume+ack %.0f msg/s", rawPub, rawCons)
 
 	// 2. The agents: one connection and one Buffer per host.
@@ -351,6 +330,35 @@ func TestFleetBenchmark(t *testing.T) {
 		t.Errorf("%d of %d incidents never paged", len(degradedAt)-len(lat), len(degradedAt))
 	}
 	t.Logf("headroom: the rule engine's backlog rate is %.0fx the realistic %d-host load", rulesRate/(float64(acked)/elapsed.Seconds()), hosts)
+}
+
+// rawConsume drains stream's n messages the way the rule engine pulls them
+// (an iterator of 64, each decoded and acked), deletes the stream, and
+// returns the rate: the raw NATS figure the benchmarks compare with.
+func rawConsume(ctx context.Context, t *testing.T, js jetstream.JetStream, stream string, n int) float64 {
+	t.Helper()
+	rc, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	it, err := rc.Messages(jetstream.PullMaxMessages(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		m, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env bus.Envelope
+		_ = json.Unmarshal(m.Data(), &env) // the least a consumer does
+		_ = m.Ack()
+	}
+	it.Stop()
+	rate := float64(n) / time.Since(t0).Seconds()
+	_ = js.DeleteStream(ctx, stream)
+	return rate
 }
 
 func hostName(h int) string { return fmt.Sprintf("host%04d", h) }

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -148,27 +147,7 @@ func TestScaleBenchmark(t *testing.T) {
 	}
 	settle()
 	rawPub := float64(flood) / time.Since(t0).Seconds()
-	rc, err := admin.JS.CreateOrUpdateConsumer(ctx, "BENCH_RAW", jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 = time.Now()
-	it, err := rc.Messages(jetstream.PullMaxMessages(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range flood {
-		m, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e bus.Envelope
-		_ = json.Unmarshal(m.Data(), &e)
-		_ = m.Ack()
-	}
-	it.Stop()
-	rawCons := float64(flood) / time.Since(t0).Seconds()
-	_ = admin.JS.DeleteStream(ctx, "BENCH_RAW")
+	rawCons := rawConsume(ctx, t, admin.JS, "BENCH_RAW", flood)
 	t.Logf("raw JetStream (R3): publish %.0f msg/s (async, 16 connections), consume+ack %.0f msg/s (one pull consumer)", rawPub, rawCons)
 
 	// The servers.
