@@ -22,8 +22,13 @@ const (
 	// bucketsBytes is room for what JetStream does not reserve: the state
 	// bucket, consumer state and the stores' indexes.
 	bucketsBytes = 64 << 20
-	// defaultFactsBytes is the facts stream's bound when none is given.
-	defaultFactsBytes = 64 << 20
+	// defaultFactsBytes is the facts stream's bound when none is given
+	// (config's bus.facts_max_mb is the same). Below 32 MiB JetStream
+	// writes the stream in 4 MiB blocks instead of 8 MiB ones, and it keeps
+	// the block being written in memory: the facts stream is written on
+	// every poll, so that block's size is resident memory
+	// (docs/benchmarks.md, "Footprint after incidents").
+	defaultFactsBytes = 24 << 20
 )
 
 // errCodeStorageExceeded is JetStream's "insufficient storage resources

@@ -18,7 +18,7 @@ func TestFitStore(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "blk"), make([]byte, 1<<20), 0o600) // 1 MiB already in the store
 	limit := StoreLimit(Options{})
-	if want := int64(64+256+64+64) << 20; limit != want {
+	if want := int64(24+256+64+64) << 20; limit != want {
 		t.Fatalf("default store limit %d, want %d", limit, want)
 	}
 	fake := func(free uint64) statfsFunc {
@@ -29,13 +29,14 @@ func TestFitStore(t *testing.T) {
 	if z, shrunk, err := fitStore(dir, Options{}, fake(enough)); err != nil || shrunk || z.Total() != limit {
 		t.Errorf("%d bytes free: %+v shrunk=%v %v", enough, z, shrunk, err)
 	}
-	// Less room (the e2e guest had 568.8 MiB free): every bound shrinks in
+	// Less room (500 MiB free; the e2e guest once had 568.8 MiB, which the
+	// default store fits since facts are 24 MiB): every bound shrinks in
 	// proportion, and the store still leaves its quarter.
-	z, shrunk, err := fitStore(dir, Options{}, fake(568<<20))
+	z, shrunk, err := fitStore(dir, Options{}, fake(500<<20))
 	if err != nil || !shrunk {
-		t.Fatalf("568 MiB free: %+v shrunk=%v %v", z, shrunk, err)
+		t.Fatalf("500 MiB free: %+v shrunk=%v %v", z, shrunk, err)
 	}
-	if budget := int64((568<<20 + 1<<20) / 4 * 3); z.Total() > budget || z.Total() < budget-4<<20 {
+	if budget := int64((500<<20 + 1<<20) / 4 * 3); z.Total() > budget || z.Total() < budget-4<<20 {
 		t.Errorf("shrunk to %d, want about %d", z.Total(), budget)
 	}
 	if z.Alerts <= z.Facts || z.Facts < smallestSizes.Facts {
@@ -63,7 +64,7 @@ func TestFitStore(t *testing.T) {
 		t.Errorf("statfs failure: %v", err)
 	}
 	// A larger facts stream raises the limit by as much.
-	if d := StoreLimit(Options{FactsMaxBytes: 1 << 30}) - limit; d != 1<<30-64<<20 {
+	if d := StoreLimit(Options{FactsMaxBytes: 1 << 30}) - limit; d != 1<<30-defaultFactsBytes {
 		t.Errorf("facts_max_mb does not count: %d", d)
 	}
 }

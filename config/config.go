@@ -208,7 +208,7 @@ func Default() Config {
 		Host:     host,
 		StateDir: "/var/lib/zwatch",
 		Log:      LogConfig{Level: "info", Format: "text"},
-		Bus:      BusConfig{Replicas: 1, FactsMaxAge: Duration(24 * time.Hour), FactsMaxMB: 64},
+		Bus:      BusConfig{Replicas: 1, FactsMaxAge: Duration(24 * time.Hour), FactsMaxMB: 24},
 		ZFS: ZFSConfig{
 			Enabled: true, Zpool: "zpool", Zfs: "zfs",
 			CommandTimeout:    Duration(30 * time.Second),

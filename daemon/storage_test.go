@@ -20,7 +20,7 @@ import (
 // the page sent directly is not sent a second time.
 func TestFullStateDiskStillPagesAndRecovers(t *testing.T) {
 	// The smallest filesystem zwatch starts on with the default limits: the
-	// store limit (bus.StoreLimit, 448 MiB) plus a quarter of spare.
+	// store limit (bus.StoreLimit, 408 MiB) plus a quarter of spare.
 	mnt := mountTmpfs(t, "600m")
 	sd := listenNotify(t)
 	dir := t.TempDir()

@@ -12,15 +12,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// trimExecutableRSS stops the kernel from mapping the whole zwatch binary
-// into memory. On a page fault in a file mapping Linux maps the
-// neighbouring pages too ("fault-around"), so a 25 MB binary whose code is
-// touched here and there at start-up ends up almost fully resident, though
-// the daemon's working set is a fraction of it. Marking the executable's
-// mappings MADV_RANDOM turns that off, and MADV_DONTNEED drops what start-up
-// pulled in; the pages stay in the page cache and the ones the daemon uses
-// fault back in singly. It changes only what RSS counts, never behaviour,
-// so any error is ignored.
+// trimExecutableRSS drops the zwatch binary's pages that start-up mapped.
+// Start-up touches code here and there across the binary, and on a page
+// fault in a file mapping Linux also maps the neighbouring pages that are
+// in the page cache ("fault-around", 64 KB), so a 30 MB binary ends up
+// mostly resident though the daemon's loop runs a fraction of it.
+// MADV_DONTNEED drops them (they stay in the page cache); MADV_RANDOM stops
+// read-ahead when a page has to be read from disk. Fault-around is not
+// stopped by it: the pages the loop uses come back with their neighbours,
+// so the binary's resident share grows again, to 19-23 MB after a few
+// minutes on the stand-ins (docs/benchmarks.md). It changes only what is
+// resident, never behaviour, so any error is ignored.
+//
+// The pages are not dropped from the page cache as well (fadvise
+// DONTNEED): that took the binary's resident pages from 19-22 MB to 13-16 MB
+// on the stand-ins, but the first incident after it would read its code
+// back from disk a page at a time, seconds on a box whose root is a hard
+// disk, and a page must not wait for that.
 func trimExecutableRSS() {
 	exe, err := os.Executable()
 	if err != nil {

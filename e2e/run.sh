@@ -10,7 +10,7 @@
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
 #                               restart encrypted capacity replace scrub suspend stale locked unmounted
 #                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost deb
-#                               captured-2.1.11 live-2.1.11
+#                               footprint captured-2.1.11 live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
 # 2.3.2 VM running, e.g. to poke at it with `ZW_VM_DIR=/var/tmp/zwatch-e2e-run e2e/vm.sh run ...`),
@@ -30,13 +30,14 @@ say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
 KERN_SCENARIOS=(readerr slowio)                                                    # scenarios_kernel.sh
-ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb captured-2.1.11 live-2.1.11)
+ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb footprint captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
 # web runs early: after the kernel scenarios the throttled pool keeps the guest's zpool slow.
 # deb runs last in the VM, whatever the order given: the packaged zwatch pages the same sink.
-DEFAULT=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb captured-2.1.11)
+# footprint measures that packaged zwatch (scenarios_footprint.sh), so it needs deb.
+DEFAULT=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb footprint captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
 # --failed-of RESULTS.tsv: only the scenarios that failed in an earlier run (what they need is
 # added below); a failure that is no scenario's own (boot, the datasets setup) runs them all.
@@ -55,9 +56,10 @@ for w in "${want[@]}"; do
 done
 has() { local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 needs_vault=0
-for w in offline unplug restart replace scrub pollcost web; do has $w && needs_vault=1; done
+for w in offline unplug restart replace scrub pollcost web footprint; do has $w && needs_vault=1; done
 has restart && ! has unplug && want=(unplug "${want[@]}")   # restart is judged on the unplug alert
 has replace && ! has unplug && want=(unplug "${want[@]}")   # replace runs the unplug alert's guide
+has footprint && ! has deb && want=("${want[@]}" deb)          # footprint measures the packaged zwatch
 [ $needs_vault = 1 ] && ! has provision && want=(provision "${want[@]}")
 needs_ds=0
 for w in "${DS_SCENARIOS[@]}"; do [ "$w" != snapcost ] && has "$w" && needs_ds=1; done
@@ -138,6 +140,8 @@ if [ $needs23 = 1 ]; then
     source "$HERE/scenarios_web.sh"
     # shellcheck source=scenarios_deb.sh
     source "$HERE/scenarios_deb.sh"
+    # shellcheck source=scenarios_footprint.sh
+    source "$HERE/scenarios_footprint.sh"
     cleanup() {
       e2e_teardown
       if [ -n "${ZW_E2E_KEEP_VM:-}" ]; then say "VM left running (ZW_VM_DIR=$ZW_VM_DIR)"; else vm_shutdown; fi
@@ -174,7 +178,7 @@ if [ $needs23 = 1 ]; then
         readerr) sc_kern_readerr ;;
         slowio) sc_kern_slowio ;;
         web) sc_web ;;
-        deb) ;;   # last, below
+        deb|footprint) ;;   # last, below
       esac
     done
     sc_restart_check

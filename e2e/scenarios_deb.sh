@@ -21,7 +21,7 @@ notify:
     - name: sink
       type: webhook
       url: http://127.0.0.1:9099/zwatch
-      min_severity: critical
+      min_severity: warning
 EOF
 }
 
@@ -77,6 +77,7 @@ sc_deb() {
   t0=$(gnow)
   check $s "zwatch notify test with the package's config reaches the sink" vm_run "/usr/bin/zwatch notify test --config /etc/zwatch/zwatch.yaml >/dev/null"
   check $s "the sink has the test notification" wait_note 20 --after "$t0" --alert ZpoolVdevFaulted
+  has footprint && deb_footprint
 
   # Stop, and start again the way the postinst hint says.
   t0=$(gnow)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -231,16 +232,13 @@ func rememberedHosts(ctx context.Context, js jetstream.JetStream, get func(strin
 		return
 	}
 	for _, v := range states {
-		var s struct {
-			Host      string     `json:"host"`
-			Heartbeat *time.Time `json:"heartbeat"`
-		}
-		if json.Unmarshal(v.Data, &s) != nil || s.Host == "" {
+		host, heartbeat, ok := rules.HostHeartbeat(v.Data)
+		if !ok {
 			continue
 		}
-		h := get(bus.Token(s.Host))
-		if h.LastHeartbeat == nil && s.Heartbeat != nil {
-			h.LastHeartbeat = s.Heartbeat
+		h := get(bus.Token(host))
+		if h.LastHeartbeat == nil && heartbeat != nil {
+			h.LastHeartbeat = heartbeat
 		}
 	}
 }

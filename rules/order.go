@@ -75,7 +75,7 @@ func (h *hostState) applied(stream, src string, seq uint64) {
 		h.Stream, h.Applied = stream, map[string]uint64{}
 	}
 	h.Applied[src] = seq
-	h.dirty = true
+	h.touched = true
 	for len(h.Applied) > maxSources {
 		oldest, low := "", uint64(0)
 		for k, v := range h.Applied {

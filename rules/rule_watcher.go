@@ -85,16 +85,21 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	if env.Collector == "" || strings.HasSuffix(env.Schema, "."+facts.KindHeartbeat) {
 		return
 	}
+	_, known := h.Collectors[env.Collector]
 	st := h.collector(env.Collector)
 	at := env.CollectedAt
 	if st.LastSeen == nil || at.After(*st.LastSeen) {
 		st.LastSeen = &at
 	}
 	hs := h.hangs()
+	// An answer after errors or timeouts changes what the rules remember;
+	// one more answer from a collector in good health only its time.
+	changed := !known || st.TimeoutStreak > 0 || st.ErrKind != "" || st.ErrMessage != "" || st.ErrCommand != "" || st.ErrFix != ""
 	if st.TimeoutStreak > 0 {
 		hs.Answers[env.Collector] = 0
 	}
 	if n, ok := hs.Answers[env.Collector]; ok {
+		changed = true
 		if n+1 >= hangClearAnswers {
 			delete(hs.Answers, env.Collector)
 		} else {
@@ -105,6 +110,7 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	if strings.HasSuffix(env.Schema, "."+facts.KindSmart) && len(hs.Targets) > 0 {
 		// This disk answered; the others' streaks go on.
 		if ts := hs.Targets[targetKey(env.Collector, smartDevice(env))]; ts != nil {
+			changed = true
 			if ts.Streak > 0 {
 				ts.Streak, ts.Answers = 0, 0
 			}
@@ -114,7 +120,11 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 			}
 		}
 	}
-	h.dirty = true
+	if changed {
+		h.dirty = true
+	} else {
+		h.touched = true
+	}
 }
 
 func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorError) {
@@ -148,9 +158,12 @@ func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.Col
 
 func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.Heartbeat) {
 	at := env.CollectedAt
+	changed := h.Heartbeat == nil
 	h.Heartbeat = &at
 	for name, ch := range hb.Collectors {
+		_, known := h.Collectors[name]
 		st := h.collector(name)
+		changed = changed || !known || st.Interval != ch.Interval || st.Disabled != ch.Disabled
 		st.Interval, st.Disabled = ch.Interval, ch.Disabled
 		if ch.LastOK != nil && (st.LastSeen == nil || ch.LastOK.After(*st.LastSeen)) {
 			t := *ch.LastOK
@@ -161,7 +174,13 @@ func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.Heartbea
 			st.LastSeen = &at
 		}
 	}
-	h.dirty = true
+	// The times alone are bookkeeping (touched); a collector new, gone quiet
+	// on purpose or polling at another interval changes the rules' view.
+	if changed {
+		h.dirty = true
+	} else {
+		h.touched = true
+	}
 }
 
 // sinceRef is the later of t and the engine's start: zwatch cannot blame a

@@ -48,6 +48,19 @@ const (
 	storageTimeout    = 3 * time.Second
 )
 
+// Bookkeeping alone (when collectors were last heard from, which facts
+// were applied: hostState.touched) is saved at most this often, and the
+// position at most savePositionEvery: at the default intervals a fact
+// arrives every few seconds and changes nothing else, and each save
+// rewrote the whole host state (19 KB with a few alerts firing), 7 MB an
+// hour on a small box's disk and in JetStream's cache of the bucket's
+// block. What a crash loses of it is at most this much of "last heard
+// from", which no rule judges in less than several intervals.
+const (
+	touchSaveEvery    = time.Minute
+	savePositionEvery = time.Minute
+)
+
 // RunOptions are what the daemon adds to Run; every field is optional.
 type RunOptions struct {
 	// Direct delivers a notification straight to the channels, for when
@@ -238,6 +251,8 @@ type runner struct {
 	// what positionKey holds.
 	lastSeq, savedSeq uint64
 	posAt             time.Time
+	// touchSavedAt: when the state was last saved (touchSaveEvery).
+	touchSavedAt time.Time
 	// recent were published in the last recentFor; wasDegraded is whether
 	// the storage was failing at the last flush.
 	recent      []sentNote
@@ -484,16 +499,14 @@ func (r *runner) remember(n alert.Notification, now time.Time) {
 // state stays in memory. Nothing is saved while notifications wait for the
 // outbox: after a crash the saved state still has them due.
 func (r *runner) save(ctx context.Context) (conflict bool) {
-	if len(r.pending) > 0 || !r.e.unsaved() || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
+	// Bookkeeping is due once touchSaveEvery has passed; until then only
+	// hosts whose rules changed something are written.
+	bookkeeping := r.e.touched() && time.Since(r.touchSavedAt) >= touchSaveEvery
+	if len(r.pending) > 0 || !(bookkeeping || r.e.unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
 		return false
 	}
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
-	var err error
-	if r.overwrite {
-		err = r.e.Overwrite(sctx, r.kv)
-	} else {
-		err = r.e.Save(sctx, r.kv)
-	}
+	err := r.e.write(sctx, r.kv, r.overwrite, !bookkeeping)
 	cancel()
 	if errors.Is(err, ErrStateConflict) {
 		if r.conflicts++; r.conflicts < maxConflicts {
@@ -513,6 +526,9 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 	}
 	r.conflicts = 0
 	r.report("state", err)
+	if err == nil && bookkeeping {
+		r.touchSavedAt = time.Now()
+	}
 	switch {
 	case err != nil:
 		if r.stateDown.IsZero() {
@@ -528,7 +544,7 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 
 // savePosition records the last fact applied, a few times a minute.
 func (r *runner) savePosition(ctx context.Context, now time.Time) {
-	if r.lastSeq == r.savedSeq || !r.stateDown.IsZero() || now.Sub(r.posAt) < retryStorageEvery {
+	if r.lastSeq == r.savedSeq || !r.stateDown.IsZero() || now.Sub(r.posAt) < savePositionEvery {
 		return
 	}
 	r.posAt = now

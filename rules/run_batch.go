@@ -75,11 +75,13 @@ func (r *runner) commit(ctx context.Context) (conflict bool) {
 // stop) is tried once more at once, whatever the retry timer says: the
 // engine that takes the partition over reads the state from the bucket.
 func (r *runner) commitOnExit(ctx context.Context) {
-	if len(r.batch) == 0 && !r.e.unsaved() {
+	if len(r.batch) == 0 && !r.e.unsaved() && !r.e.touched() {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storageTimeout)
 	defer cancel()
 	r.stateDown = time.Time{}
+	// The bookkeeping too: the engine taking over reads it from the bucket.
+	r.touchSavedAt = time.Time{}
 	r.commit(cctx)
 }

@@ -88,7 +88,17 @@ type hostState struct {
 	last  map[string]uint64
 	bySum map[uint64]string
 	dirty bool
-	rev   uint64 // KV revision this state was loaded from or saved as
+	// touched: only bookkeeping changed since the last save (when each
+	// collector was last heard from, the last fact applied from each
+	// source). No alert or notice depends on it at once, so it is saved
+	// with the next real change or at most touchSaveEvery later, and the
+	// facts that changed only that are acknowledged without a save.
+	touched bool
+	rev     uint64 // KV revision this state was loaded from or saved as
+	// savedSum is the hash of the bytes last saved or loaded: the same
+	// bytes are not written again. savedSubstance is substanceSum of that
+	// state.
+	savedSum, savedSubstance uint64
 	// unanswered is the last write whose answer was lost (a timeout): it
 	// may have landed, and then the key's newer revision is this engine's
 	// own, not another engine's (store.go, adoptOwnWrite).

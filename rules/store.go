@@ -84,7 +84,8 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 	}
 	h := decodeHost(ent.Value())
 	if h != nil {
-		h.rev = ent.Revision()
+		h.rev, h.savedSum = ent.Revision(), stateSum(ent.Value())
+		h.savedSubstance, _ = substanceSum(h)
 	}
 	return h, nil
 }
@@ -93,7 +94,11 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 // nil: alerts may re-fire once, which beats misreading what was sent.
 func decodeHost(data []byte) *hostState {
 	var h hostState
-	if err := json.Unmarshal(data, &h); err != nil || h.Version != stateVersion || h.Host == "" {
+	js, err := stateJSON(data)
+	if err != nil {
+		return nil
+	}
+	if err := json.Unmarshal(js, &h); err != nil || h.Version != stateVersion || h.Host == "" {
 		return nil
 	}
 	h.fixMaps()
@@ -103,14 +108,14 @@ func decodeHost(data []byte) *hostState {
 // Save writes the state of every host changed since the last Save, with
 // optimistic concurrency on the key's revision.
 func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, false)
+	return e.write(ctx, kv, false, false)
 }
 
 // Overwrite is Save without the revision check, for an entry that cannot
 // be read back (Save's check then fails for ever). One engine at a time
 // holds the rules lease, so nobody else writes these keys.
 func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, true)
+	return e.write(ctx, kv, true, false)
 }
 
 // saveParallel bounds the host states written at once. Each write is a
@@ -119,10 +124,13 @@ func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
 // were the engine's ceiling (docs/benchmarks.md, fleet).
 const saveParallel = 16
 
-func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite bool) error {
+// write saves the hosts marked dirty or touched; with changedOnly, a host
+// whose state differs from the saved one only in bookkeeping
+// (substanceSum) is left touched instead, for a later write.
+func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool) error {
 	var dirty []*hostState
 	for _, h := range e.hosts {
-		if h.dirty {
+		if h.dirty || h.touched {
 			dirty = append(dirty, h)
 		}
 	}
@@ -138,7 +146,7 @@ func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite boo
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			errs[i] = writeHost(ctx, kv, h, overwrite)
+			errs[i] = writeHost(ctx, kv, h, overwrite, changedOnly)
 		})
 	}
 	wg.Wait()
@@ -155,10 +163,25 @@ func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite boo
 // revision, on failure it stays dirty for the next Save. A write whose
 // answer was lost is remembered: if it landed, the next write's conflict
 // is with itself (adoptOwnWrite).
-func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwrite bool) error {
-	data, err := json.Marshal(h)
+func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwrite, changedOnly bool) error {
+	substance, err := substanceSum(h)
 	if err != nil {
-		return fmt.Errorf("encode rule state of %s: %w", h.Host, err)
+		return err
+	}
+	if changedOnly && substance == h.savedSubstance && h.rev != 0 && h.unanswered == nil {
+		// Marked dirty, but only the bookkeeping differs from what the
+		// bucket holds (a rule re-evaluated to the same alerts).
+		h.dirty, h.touched = false, true
+		return nil
+	}
+	data, err := encodeState(h)
+	if err != nil {
+		return err
+	}
+	sum := stateSum(data)
+	if sum == h.savedSum && h.rev != 0 && h.unanswered == nil {
+		h.dirty, h.touched = false, false // what the bucket holds already
+		return nil
 	}
 	key := stateKey(h.Host)
 	rev, err := putHost(ctx, kv, key, data, h.rev, overwrite)
@@ -172,7 +195,7 @@ func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwri
 		h.unanswered = data
 		return fmt.Errorf("save rule state of %s: %w", h.Host, err)
 	}
-	h.rev, h.dirty, h.unanswered = rev, false, nil
+	h.rev, h.dirty, h.touched, h.unanswered, h.savedSum, h.savedSubstance = rev, false, false, nil, sum, substance
 	return nil
 }
 
@@ -221,10 +244,21 @@ func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
 	return c.Active(), nil
 }
 
-// unsaved reports whether some host's state changed since the last Save.
+// unsaved reports whether some host's state changed since the last Save
+// in a way that must be saved before its facts are acknowledged.
 func (e *Engine) unsaved() bool {
 	for _, h := range e.hosts {
 		if h.dirty {
+			return true
+		}
+	}
+	return false
+}
+
+// touched reports whether some host's bookkeeping (touched) waits for a save.
+func (e *Engine) touched() bool {
+	for _, h := range e.hosts {
+		if h.touched {
 			return true
 		}
 	}

@@ -92,7 +92,9 @@ func TestSaveAfterALostAnswerIsNoConflict(t *testing.T) {
 	if _, err := real.Put(ctx, stateKey(testHost), []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	e.hosts[testHost].dirty = true
+	// (a real change: the same bytes again are not written at all)
+	hb := now.Add(time.Minute)
+	e.hosts[testHost].Heartbeat, e.hosts[testHost].dirty = &hb, true
 	if err := e.Save(ctx, kv); !errors.Is(err, ErrStateConflict) {
 		t.Fatalf("another writer's change: %v, want ErrStateConflict", err)
 	}

@@ -16,6 +16,7 @@
 # VmRSS and the CPU of 30 s again after ZW_FOOTPRINT_QUIET seconds of quiet
 # (default 360): does memory come back down once incidents are over?
 # ZW_FOOTPRINT_PORT moves the listener (default 18931) to run two at once.
+# At the end it prints the bytes in each JetStream stream's blocks.
 # Usage: scripts/footprint.sh [BINARY]   (default bin/zwatch; build it first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,4 +83,10 @@ if [ "${ZW_FOOTPRINT_INCIDENTS:-0}" = 1 ]; then
 	echo "CPU ticks in the last 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
 	grep -c 'msg=notification' "$work/log" | sed 's/^/notifications logged: /' || true
 fi
+# What JetStream holds per stream (the block files): the state bucket and the
+# facts stream are written on every poll, and the block being written stays
+# in memory.
+for d in "$work"/state/jetstream/jetstream/*/streams/*/; do
+	echo "store $(basename "$d"): $(cat "$d"/msgs/*.blk 2>/dev/null | wc -c) bytes in blocks"
+done
 grep -E 'level=ERROR' "$work/log" || true

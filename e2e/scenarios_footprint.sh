@@ -1,0 +1,94 @@
+# scenarios_footprint.sh — the packaged zwatch's footprint with the guest's real pools (issue 19,
+# item 5). Sourced by e2e/run.sh after scenarios.sh and scenarios_deb.sh (whose helpers it uses);
+# sc_deb calls deb_footprint once the package's service reads the pools. That service runs as a
+# person runs it: the package's unit, the default intervals (zpool list 10 s, status 1 min, SMART
+# 30 min, datasets 5 min, ...), info logging, on the guest's pools and 14 disks. The e2e's own
+# zwatch (2 s / 5 s intervals, debug) is paused meanwhile, so that the guest is as quiet as a NAS.
+# Measured fresh, then after a series of incidents (a disk offline and online again, a scrub,
+# zpool clear) and FP_QUIET seconds of quiet: resident memory (VmRSS, and its anonymous and
+# file-backed parts) and CPU over 60 s. Checked: the memory zwatch owns (RssAnon) within
+# FP_MAX_ANON_MIB fresh and after the incidents, VmRSS after the incidents back within
+# FP_MAX_GROWTH_MIB of the fresh figure, and CPU within FP_MAX_CPU_PCT of one core on
+# hardware-equivalent load. The guest's vCPU is emulated (TCG): its CPU time is scaled by the
+# slowdown this run measures, the same parse timed in the guest and on the host.
+# VmRSS itself is a figure, not a check: about half of it is the binary's clean code pages,
+# which the kernel can drop at any time (docs/benchmarks.md, "Footprint with real pools").
+# shellcheck shell=bash
+
+FP_QUIET=${ZW_E2E_FP_QUIET:-120}
+FP_MAX_ANON_MIB=20
+FP_MAX_GROWTH_MIB=4
+FP_MAX_CPU_PCT=1
+
+# fp_read: "rss_kb anon_kb file_kb cpu_ticks" of the packaged zwatch
+fp_read() {
+  vm_run "p=\$(systemctl show -p MainPID --value zwatch); awk '/^(VmRSS|RssAnon|RssFile):/{printf \"%s \", \$2}' /proc/\$p/status; awk '{print \$14+\$15}' /proc/\$p/stat"
+}
+
+# fp_measure LABEL: VmRSS now and the CPU of the next 60 s, as figures; sets FP_RSS_KB,
+# FP_ANON_KB, FP_CPU_HW
+fp_measure() {
+  local s=footprint label=$1 a b hz anon file t0 rss2 anon2 file2 t1
+  a=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
+  sleep 60
+  b=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
+  hz=$(vm_run "getconf CLK_TCK")
+  read -r FP_RSS_KB anon file t0 <<<"$a"
+  FP_ANON_KB=$anon
+  read -r rss2 anon2 file2 t1 <<<"$b"
+  local guest_pct; guest_pct=$(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN{printf "%.2f", 100 * d / hz / 60}')
+  FP_CPU_HW=$(awk -v g="$guest_pct" -v f="$FP_SLOWDOWN" 'BEGIN{printf "%.2f", g / f}')
+  figure $s "$label: VmRSS (anonymous + file pages)" "$((FP_RSS_KB / 1024)) ($((anon / 1024)) + $((file / 1024))); $((rss2 / 1024)) a minute later" MiB "/proc/PID/status of the packaged zwatch.service, default intervals, info logging"
+  figure $s "$label: CPU of zwatch itself over 60 s" "$guest_pct % of one emulated vCPU = $FP_CPU_HW" "% of one core, hardware-equivalent" "/proc/PID/stat utime+stime (not its zpool/smartctl children), divided by the TCG slowdown ($FP_SLOWDOWN x)"
+}
+
+# fp_slowdown: how much slower the guest runs zwatch's code than this host (same parse, same
+# input, in-process): the factor between emulated and real CPU time. The fastest of three
+# timings on each side, so that a moment of other load on the host counts as little as it can.
+fp_slowdown() {
+  local guest host
+  g "zpool status -j --json-int -p -P > $G/out/fp-status.json" || return 1
+  guest=$(vm_run "for i in 1 2 3; do parsecost status-json $G/out/fp-status.json 400; done | sort -n | head -1") || return 1
+  host=$(for i in 1 2 3; do "$E2E_SHARE/bin/parsecost" status-json "$E2E_SHARE/out/fp-status.json" 400; done | sort -n | head -1) || return 1
+  FP_SLOWDOWN=$(awk -v g="$guest" -v h="$host" 'BEGIN{ if (h <= 0) exit 1; printf "%.1f", g / h }') || return 1
+  figure footprint "TCG slowdown: zfs.ParseStatusJSON of this guest's zpool status -j" "$guest us in the guest / $host us on the host = $FP_SLOWDOWN" x "e2e/parsecost, fastest of 3 means of 400, same file"
+}
+
+deb_footprint() {
+  local s=footprint e2e_pid t0 tn
+  fp_slowdown || { bad $s "measure the TCG slowdown (parsecost in the guest and on the host)"; return 1; }
+  e2e_pid=$(vm_run "pgrep -f '^zwatch run --config $G/zwatch.yaml'") || { bad $s "find the e2e's own zwatch"; return 1; }
+  g "kill -STOP $e2e_pid"
+  # fresh: its first 100 s are start-up (the first SMART round of 14 disks under TCG)
+  local age
+  age=$(vm_run "systemctl show -p ActiveEnterTimestampMonotonic --value zwatch | awk -v u=\$(awk '{print \$1}' /proc/uptime) '{printf \"%d\", u - \$1/1e6}'")
+  [[ $age =~ ^[0-9]+$ ]] || age=0
+  (( age < 100 )) && sleep $((100 - age))
+  fp_measure "fresh, $(( age < 100 ? 100 : age )) s after the start" || { g "kill -CONT $e2e_pid"; return 1; }
+  local fresh_rss=$FP_RSS_KB fresh_anon=$FP_ANON_KB
+  # incidents, each paged and resolved by the packaged zwatch
+  t0=$(gnow)
+  g "zpool offline vault $V_VD1"
+  if tn=$(wait_note 60 --after "$t0" --status firing --contains "$V_VD1" --contains e2e-deb); then
+    ok $s "the packaged zwatch pages a disk taken offline" "$(ms "$tn" "$t0") ms"
+  else
+    bad $s "the packaged zwatch pages a disk taken offline" "none within 60 s"; dump_notes "$t0"
+  fi
+  t0=$(gnow)
+  g "zpool online vault $V_VD1 && zpool wait -t resilver vault"
+  wait_note 120 --after "$t0" --status resolved --contains e2e-deb >/dev/null \
+    && ok $s "and resolves it once the disk is back" || bad $s "the packaged zwatch resolves the offline disk" "none within 120 s"
+  g "zpool scrub -w vault && zpool clear vault"
+  ok $s "incidents played: offline, online and resilver, scrub, zpool clear"
+  sleep "$FP_QUIET"
+  fp_measure "after the incidents and $FP_QUIET s of quiet" || { g "kill -CONT $e2e_pid"; return 1; }
+  g "kill -CONT $e2e_pid"
+  (( fresh_anon <= FP_MAX_ANON_MIB * 1024 )) && ok $s "fresh: zwatch's own memory (RssAnon) within $FP_MAX_ANON_MIB MiB" "$((fresh_anon / 1024)) MiB" \
+    || bad $s "fresh: zwatch's own memory (RssAnon) within $FP_MAX_ANON_MIB MiB" "$((fresh_anon / 1024)) MiB"
+  (( FP_ANON_KB <= FP_MAX_ANON_MIB * 1024 )) && ok $s "after incidents: zwatch's own memory (RssAnon) within $FP_MAX_ANON_MIB MiB" "$((FP_ANON_KB / 1024)) MiB" \
+    || bad $s "after incidents: zwatch's own memory (RssAnon) within $FP_MAX_ANON_MIB MiB" "$((FP_ANON_KB / 1024)) MiB"
+  (( FP_RSS_KB <= fresh_rss + FP_MAX_GROWTH_MIB * 1024 )) && ok $s "after incidents and quiet: VmRSS back within $FP_MAX_GROWTH_MIB MiB of the fresh figure" "$((fresh_rss / 1024)) -> $((FP_RSS_KB / 1024)) MiB" \
+    || bad $s "after incidents and quiet: VmRSS back within $FP_MAX_GROWTH_MIB MiB of the fresh figure" "$((fresh_rss / 1024)) -> $((FP_RSS_KB / 1024)) MiB"
+  awk -v c="$FP_CPU_HW" -v m="$FP_MAX_CPU_PCT" 'BEGIN{exit !(c <= m)}' && ok $s "CPU after incidents within $FP_MAX_CPU_PCT % of one core (hardware-equivalent)" "$FP_CPU_HW %" \
+    || bad $s "CPU after incidents within $FP_MAX_CPU_PCT % of one core (hardware-equivalent)" "$FP_CPU_HW %"
+}
