@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
@@ -186,4 +188,15 @@ func openTestBus(ctx context.Context, t testing.TB) *bus.Bus {
 	}
 	t.Cleanup(b.Close)
 	return b
+}
+
+// openStateBucket is openTestBus and its state bucket.
+func openStateBucket(ctx context.Context, t testing.TB) (*bus.Bus, jetstream.KeyValue) {
+	t.Helper()
+	b := openTestBus(ctx, t)
+	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, kv
 }

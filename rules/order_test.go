@@ -77,11 +77,7 @@ func TestObserveSeqIgnoresOlderFacts(t *testing.T) {
 	// Save and load through a real state bucket: the sequences come back.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kv := openStateBucket(ctx, t)
 	if err := e.Save(ctx, kv); err != nil {
 		t.Fatal(err)
 	}

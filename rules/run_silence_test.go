@@ -50,11 +50,7 @@ type silenceRig struct {
 }
 
 func newSilenceRig(t *testing.T, ctx context.Context) *silenceRig {
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, kv := openStateBucket(ctx, t)
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
 	// Days pass on the fake clock with no facts: the watcher would page

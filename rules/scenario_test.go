@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/bus"
 )
 
 // The scenario replays real outputs of one FreeBSD pool (upool, Dec 2025):
@@ -91,11 +90,7 @@ func TestScenarioUpoolReplacement(t *testing.T) {
 // the notification IDs (so JetStream would drop a re-publish).
 func TestScenarioRestartChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kv := openStateBucket(ctx, t)
 	want := runUpool(t, -1, nil)
 	for restartAfter := 1; restartAfter <= 3; restartAfter++ {
 		restart := func(old *Engine) *Engine {

@@ -77,11 +77,7 @@ func TestStateCodecRoundTrip(t *testing.T) {
 func TestSameStateIsNotWrittenAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kv := openStateBucket(ctx, t)
 	e := NewEngine(config.DefaultRules(), nil)
 	e.hosts[testHost] = faultState(t)
 	e.hosts[testHost].dirty = true
@@ -115,11 +111,7 @@ func TestSameStateIsNotWrittenAgain(t *testing.T) {
 func TestBookkeepingFactsAreAckedWithoutASave(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, kv := openStateBucket(ctx, t)
 	pools := statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")
 	// A pool 95 % full: PoolCapacity is re-evaluated on every zpool list,
 	// to the same alert each time.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 )
 
@@ -36,11 +35,7 @@ func (kv *lostAnswerKV) Update(ctx context.Context, key string, value []byte, re
 func TestSaveAfterALostAnswerIsNoConflict(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := openTestBus(ctx, t)
-	real, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, real := openStateBucket(ctx, t)
 	kv := &lostAnswerKV{KeyValue: real}
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
