@@ -96,8 +96,8 @@ func (s *settler) observe(now time.Time, rss int64) bool {
 // by half since the last one, not doubled (Go's 100). The daemon's heap is
 // small (8-12 MB live) and it allocates little between polls, so the extra
 // collections cost little CPU, while the heap's headroom is resident
-// memory: 3-4 MB less on the stand-ins after incidents, about 0.1 % of a
-// core more (docs/benchmarks.md, "Footprint after incidents").
+// memory: about 3 MB less on the stand-ins after incidents, about 0.1 % of
+// a core more (docs/benchmarks.md, "Footprint after incidents").
 const gcPercent = 50
 
 // ApplyMemoryLimit sets the Go runtime's collector target (gcPercent) and
