@@ -27,7 +27,7 @@ const (
 	// writes the stream in 4 MiB blocks instead of 8 MiB ones, and it keeps
 	// the block being written in memory: the facts stream is written on
 	// every poll, so that block's size is resident memory
-	// (docs/benchmarks.md, "Footprint after incidents").
+	// (docs/benchmarks.md, "Footprint with real pools, after incidents").
 	defaultFactsBytes = 24 << 20
 )
 

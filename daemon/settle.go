@@ -97,7 +97,8 @@ func (s *settler) observe(now time.Time, rss int64) bool {
 // small (8-12 MB live) and it allocates little between polls, so the extra
 // collections cost little CPU, while the heap's headroom is resident
 // memory: about 3 MB less on the stand-ins after incidents, about 0.1 % of
-// a core more (docs/benchmarks.md, "Footprint after incidents").
+// a core more (docs/benchmarks.md, "Footprint with real pools, after
+// incidents").
 const gcPercent = 50
 
 // ApplyMemoryLimit sets the Go runtime's collector target (gcPercent) and

@@ -144,9 +144,9 @@ e2e_setup() {
   # Its unit only has ConditionPathIsDirectory=/sys/module/zfs, no ordering after the module load,
   # so with vm.sh's fast boot (import units masked) it may have skipped itself: start it.
   # Without the two zedlets that run for every data ereport (all-syslog.sh logs each event,
-  # data-notify.sh would mail it): a suspended pool posts 1,000-1,900 of them, and two shells per
-  # event under TCG kept the guest busy for 2-4 minutes after the suspend scenario (on hardware
-  # a few seconds). zed's own work (onlining, spares, LEDs) is unchanged.
+  # data-notify.sh would mail it): a suspended pool posts 1,000-8,400 of them, and two shells per
+  # event under TCG kept the guest busy for up to 15 minutes after the suspend scenario (on
+  # hardware seconds). zed's own work (onlining, spares, LEDs) is unchanged.
   g "rm -f /etc/zfs/zed.d/all-syslog.sh /etc/zfs/zed.d/data-notify.sh; systemctl restart zfs-zed; for i in \$(seq 100); do systemctl is-active -q zfs-zed && exit 0; sleep 0.2; done; exit 1" \
     || { bad setup "zfs-zed running in the guest"; return 1; }
   E2E_SINK_JOB=$(vm_spawn "exec sink serve 127.0.0.1:9099 $G/out/sink.jsonl 2>>$G/out/sink.log")

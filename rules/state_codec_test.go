@@ -80,24 +80,23 @@ func TestSameStateIsNotWrittenAgain(t *testing.T) {
 	_, kv := openStateBucket(ctx, t)
 	e := NewEngine(config.DefaultRules(), nil)
 	e.hosts[testHost] = faultState(t)
-	e.hosts[testHost].dirty = true
-	if err := e.Save(ctx, kv); err != nil {
-		t.Fatal(err)
+	// saveMarked marks the state changed, saves, and reads back its revision.
+	saveMarked := func() uint64 {
+		t.Helper()
+		e.hosts[testHost].dirty = true
+		if err := e.Save(ctx, kv); err != nil {
+			t.Fatal(err)
+		}
+		ent, err := kv.Get(ctx, stateKey(testHost))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ent.Revision()
 	}
-	first, err := kv.Get(ctx, stateKey(testHost))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.hosts[testHost].dirty = true
-	if err := e.Save(ctx, kv); err != nil {
-		t.Fatal(err)
-	}
-	second, err := kv.Get(ctx, stateKey(testHost))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Revision() != first.Revision() {
-		t.Fatalf("unchanged state written again: revision %d → %d", first.Revision(), second.Revision())
+	first := saveMarked()
+	second := saveMarked()
+	if second != first {
+		t.Fatalf("unchanged state written again: revision %d → %d", first, second)
 	}
 	if e.unsaved() || e.touched() {
 		t.Fatal("still marked unsaved after a save that had nothing to write")

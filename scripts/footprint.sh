@@ -83,9 +83,9 @@ if [ "${ZW_FOOTPRINT_INCIDENTS:-0}" = 1 ]; then
 	echo "CPU ticks in the last 30 s: $((t1 - t0)) of $((30 * $(getconf CLK_TCK)))"
 	grep -c 'msg=notification' "$work/log" | sed 's/^/notifications logged: /' || true
 fi
-# What JetStream holds per stream (the block files): the state bucket and the
-# facts stream are written on every poll, and the block being written stays
-# in memory.
+# What JetStream holds per stream (the block files): the facts stream is
+# written on every poll, the state bucket when the rules change something,
+# and the block being written stays in memory.
 for d in "$work"/state/jetstream/jetstream/*/streams/*/; do
 	echo "store $(basename "$d"): $(cat "$d"/msgs/*.blk 2>/dev/null | wc -c) bytes in blocks"
 done
