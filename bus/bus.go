@@ -96,6 +96,7 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 	b := &Bus{log: log}
 	var opts []nats.Option
 	opts = append(opts, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.SyncQueueLen(syncQueueLen),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("bus disconnected", "err", err)

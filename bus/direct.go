@@ -19,8 +19,18 @@ import (
 // guest) a page of fifty notifications and twenty facts took seconds.
 
 // MaxLastMsgs is the most subjects one LastMsgs request answers: the
-// server's own limit for a multi-subject direct get.
+// server's own limit for a multi-subject direct get. MsgRange reads at most
+// as many messages per call.
 const MaxLastMsgs = 1024
+
+// syncQueueLen is how many messages the connection queues for one
+// synchronous subscription, which is what each batched read's answers
+// arrive on. nats.go's default of 65,536 makes every read allocate a
+// 512 KiB channel: with the status page's snapshot every 5 s that was
+// 400 KB/s of garbage on an idle daemon, a collection every 5 s and a
+// heap 1.5 MB larger (docs/benchmarks.md). A read is answered by at most
+// MaxLastMsgs messages and an end marker, so twice that never overflows.
+const syncQueueLen = 2 * MaxLastMsgs
 
 // LastMsgs returns the newest message of every subject of stream that
 // matches one of subjects (wildcards allowed), sorted by subject. A server
@@ -54,11 +64,12 @@ func LastMsgsBatch(ctx context.Context, js jetstream.JetStream, stream string, s
 }
 
 // MsgRange returns up to n messages of stream from sequence first on,
-// oldest first.
+// oldest first; n is capped at MaxLastMsgs.
 func MsgRange(ctx context.Context, js jetstream.JetStream, stream string, first uint64, n int) ([]*jetstream.RawStreamMsg, error) {
 	if n <= 0 {
 		return nil, nil
 	}
+	n = min(n, MaxLastMsgs)
 	if first == 0 {
 		first = 1
 	}

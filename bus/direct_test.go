@@ -123,3 +123,37 @@ func seqsOf(msgs []*jetstream.RawStreamMsg) []uint64 {
 	}
 	return out
 }
+
+// TestFullBatchFitsTheQueue: a batched read answered by the most messages
+// the server sends at once (MaxLastMsgs, each 4 KiB) arrives whole through
+// the connection's small synchronous queue (syncQueueLen), in-process,
+// where the server outpaces the reader most, and MsgRange caps n there.
+func TestFullBatchFitsTheQueue(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := Open(ctx, Options{FactSubjects: testFactSubjects, StateDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	kv, err := b.JS.KeyValue(ctx, StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := make([]byte, 4096)
+	for i := range MaxLastMsgs {
+		if _, err := kv.Put(ctx, fmt.Sprintf("full.k%04d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 5 { // a few times: an overflow depends on timing
+		last, err := LastMsgsBatch(ctx, b.JS, "KV_"+StateBucket, []string{"$KV." + StateBucket + ".full.>"})
+		if err != nil || len(last) != MaxLastMsgs {
+			t.Fatalf("round %d: last messages: %d of %d, %v", round, len(last), MaxLastMsgs, err)
+		}
+		r, err := MsgRange(ctx, b.JS, "KV_"+StateBucket, 1, 2*MaxLastMsgs)
+		if err != nil || len(r) != MaxLastMsgs || r[0].Sequence != 1 || r[len(r)-1].Sequence != MaxLastMsgs {
+			t.Fatalf("round %d: range: %d messages, %v", round, len(r), err)
+		}
+	}
+}
