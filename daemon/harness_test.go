@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers"
@@ -195,4 +198,73 @@ func isDirect(p notifiers.WebhookPayload) bool { return strings.Contains(p.Text,
 
 func mentions(p notifiers.WebhookPayload, s string) bool {
 	return strings.Contains(p.Summary+"\n"+p.Text, s)
+}
+
+// startListeningServer runs `zwatch run --role server` with its own listener
+// (bus.listen on a free loopback port, no external cluster), every
+// notification going to phoneURL, and waits for the credentials it makes at
+// start, which agents and the local CLI need. It returns the parsed config,
+// the state directory and the listener's URL.
+func startListeningServer(t *testing.T, phoneURL string) (cfg *config.Config, state, url string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	state = t.TempDir()
+	text := fmt.Sprintf(`
+host: srv
+role: server
+state_dir: %s
+bus:
+  listen: %s
+http:
+  listen: ""
+rules:
+  group_wait: 0s
+notify:
+  console: false
+  channels:
+    - name: phone
+      type: webhook
+      url: %s
+      min_severity: info
+`, state, addr, phoneURL)
+	parsed, err := config.Parse(strings.NewReader(text), catalog.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, text, Options{})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(bus.AuthPath(state)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no credentials file after start")
+		}
+	}
+	return &parsed.Config, state, "nats://" + addr
+}
+
+// addAgent adds host's credentials to a running server's state directory,
+// as `zwatch fleet add-host` does, and waits until the listener lets the
+// agent in, without a restart. It returns the agent's password.
+func addAgent(t *testing.T, state, url, host string) string {
+	t.Helper()
+	pw, err := bus.AddAgent(state, host, false, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		nc, err := nats.Connect(url, nats.UserInfo(host, pw), nats.Timeout(5*time.Second), nats.NoReconnect())
+		if err == nil {
+			nc.Close()
+			return pw
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent %s not let in without a restart: %v", host, err)
+		}
+	}
 }

@@ -2,21 +2,13 @@ package daemon
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
-	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
@@ -30,66 +22,11 @@ import (
 // phone while the rest of the page goes out; the alert shows as silenced;
 // expired, the held-back page arrives.
 func TestFleetSilenceAppliesToAnAgentsAlerts(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	state := t.TempDir()
 	ph := testutil.NewPhone[notifiers.WebhookPayload](t)
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf(`
-host: srv
-role: server
-state_dir: %s
-bus:
-  listen: %s
-http:
-  listen: ""
-rules:
-  group_wait: 0s
-notify:
-  console: false
-  channels:
-    - name: phone
-      type: webhook
-      url: %s
-      min_severity: info
-`, state, addr, ph.URL)), catalog.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	logs := &syncBuf{}
-	go func() { done <- Run(ctx, &cfg.Config, Options{}, slog.New(slog.NewTextHandler(logs, nil))) }()
-	defer func() {
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("server did not stop")
-		}
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := os.Stat(bus.AuthPath(state)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no credentials file after start")
-		}
-	}
+	cfg, state, url := startListeningServer(t, ph.URL)
 
 	// The server's own command connection, as the CLI opens it.
-	lo, err := bus.LocalClient(BusOptions(&cfg.Config))
+	lo, err := bus.LocalClient(BusOptions(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,21 +61,7 @@ notify:
 		t.Fatal(err)
 	}
 
-	pw, err := bus.AddAgent(state, "nas2", false, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "nats://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		nc, err := nats.Connect(url, nats.UserInfo("nas2", pw), nats.Timeout(5*time.Second), nats.NoReconnect())
-		if err == nil {
-			nc.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent not let in: %v", err)
-		}
-	}
+	pw := addAgent(t, state, url, "nas2")
 	startFleetAgent(t, bus.Options{URL: url, User: bus.AgentUser("nas2"), Password: pw}, "nas2", "b1-offline")
 	page := ph.Wait(t, "nas2 firing", func(p notifiers.WebhookPayload) bool { return p.Host == "nas2" && p.Status == "firing" })
 	t.Logf("nas2 paged: %s", page.Summary)
