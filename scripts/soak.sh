@@ -19,7 +19,9 @@
 # /metrics), goroutines, CPU ticks used so far. At the end it prints the
 # least-squares slope of RSS and of heap in use in KB/hour over the samples
 # after the first ZW_SOAK_WARMUP seconds (default 300: JetStream and the
-# history streams settle), RSS min/mean/max, and the CPU used in % of one core.
+# history streams settle), RSS min/mean/max, RSS's peak in each quarter of
+# those samples (a sawtooth whose peaks stay level is bounded), and the CPU
+# used in % of one core.
 # Usage: scripts/soak.sh [SECONDS] [BINARY]   (default 3600 s, bin/zwatch)
 # The TSV, the slope summary and zwatch's log stay in ZW_SOAK_OUT (default a
 # new directory under /tmp, printed). ZW_SOAK_PPROF=1 turns http.pprof on and
@@ -108,6 +110,7 @@ $1 >= warm && $6 != "NA" {
 	sr += $3; sxr += x * $3; sh += $6; sxh += x * $6
 	if (min == "" || $3 < min) min = $3
 	if ($3 > max) max = $3
+	rss[k] = $3
 }
 END {
 	if (k < 3) {print "too few samples after the warm-up for a slope"; exit 1}
@@ -115,6 +118,15 @@ END {
 	printf "soak: %d s, %d incidents, %d samples after %d s of warm-up\n", dur, incidents, k, warm
 	printf "RSS slope: %+.0f KB/hour (min %.1f MB, mean %.1f MB, max %.1f MB)\n", (k * sxr - sx * sr) / d, min / 1024, sr / k / 1024, max / 1024
 	printf "heap in use slope: %+.0f KB/hour (mean %.1f MB)\n", (k * sxh - sx * sh) / d, sh / k / 1024
+	# JetStream keeps the block being written in memory until it is full,
+	# so RSS is a sawtooth: equal peaks are a bound, rising ones growth.
+	printf "RSS peak per quarter of those samples:"
+	for (q = 0; q < 4; q++) {
+		qm = 0
+		for (i = int(q * k / 4) + 1; i <= int((q + 1) * k / 4); i++) if (rss[i] > qm) qm = rss[i]
+		printf "%s %.1f", (q ? " /" : ""), qm / 1024
+	}
+	printf " MB\n"
 	printf "CPU: %.2f %% of one core over the run\n", 100 * (cl - c0) / hz / (tl - t0)
 }' "$tsv" | tee "$out/summary.txt"
 echo "samples: $tsv; log: $out/zwatch.log"
