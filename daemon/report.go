@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/notifiers"
@@ -34,8 +32,9 @@ type AlertsReport struct {
 // `zwatch alerts` works while the embedded bus has no network listener.
 const SnapshotFile = "alerts.json"
 
-// BuildAlertsReport reads the report from the bus.
-func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int) (AlertsReport, error) {
+// BuildAlertsReport reads the report from the bus; cache, when not nil,
+// keeps the recent notifications between calls (statusview.RecentCache).
+func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int, cache *statusview.RecentCache) (AlertsReport, error) {
 	r := AlertsReport{GeneratedAt: time.Now().UTC()}
 	cur, err := rules.ReadCurrent(ctx, b)
 	if err != nil {
@@ -45,16 +44,10 @@ func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int) (AlertsRepor
 	if r.DeadLetters, err = notifiers.DeadLetters(ctx, b.JS); err != nil {
 		return r, fmt.Errorf("dead letters: %w", err)
 	}
-	if r.Recent, err = recentNotifications(ctx, b.JS, recent); err != nil {
+	if r.Recent, _, err = cache.Read(ctx, b.JS, recent); err != nil {
 		return r, fmt.Errorf("recent notifications: %w", err)
 	}
 	return r, nil
-}
-
-// recentNotifications reads the last n notifications of the outbox stream.
-func recentNotifications(ctx context.Context, js jetstream.JetStream, n int) ([]alert.Notification, error) {
-	notes, _, err := statusview.RecentFromOutbox(ctx, js, n)
-	return notes, err
 }
 
 // WriteSnapshot stores the report atomically under the state dir.
@@ -96,6 +89,7 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		var lastSum [sha256.Size]byte
+		var recent statusview.RecentCache
 		var lastWrite time.Time
 		for {
 			stop := false
@@ -105,7 +99,7 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 			case <-t.C:
 			}
 			wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err := BuildAlertsReport(wctx, b, 50)
+			r, err := BuildAlertsReport(wctx, b, 50, &recent)
 			cancel()
 			if stop {
 				if err == nil {

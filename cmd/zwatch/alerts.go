@@ -92,7 +92,7 @@ func alertsReport(ctx context.Context, g *globals, url, listen, stateDir string)
 		return daemon.AlertsReport{}, fmt.Errorf("%w (is zwatch running with another state dir? try --state-dir)", err)
 	}
 	defer b.Close()
-	return daemon.BuildAlertsReport(ctx, b, 50)
+	return daemon.BuildAlertsReport(ctx, b, 50, nil)
 }
 
 // fleetAlerts reads every host's alerts from the bus: rules.Active loads the
@@ -105,7 +105,7 @@ func fleetAlerts(ctx context.Context, c *config.Config) (daemon.AlertsReport, er
 		return daemon.AlertsReport{}, err
 	}
 	defer b.Close()
-	return daemon.BuildAlertsReport(ctx, b, 50)
+	return daemon.BuildAlertsReport(ctx, b, 50, nil)
 }
 
 func renderHostCounts(w io.Writer, active []alert.Alert) {
