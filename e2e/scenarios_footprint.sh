@@ -17,7 +17,10 @@
 
 FP_QUIET=${ZW_E2E_FP_QUIET:-120}
 FP_MAX_ANON_MIB=20
-FP_MAX_GROWTH_MIB=4
+# After the incidents VmRSS grew by 3-4 MiB in every run on 2026-12-03 (a JetStream block
+# buffer stepping up, the code the incidents ran): 6 MiB leaves room for one run's noise
+# and still fails the 15 MiB the issue measured before.
+FP_MAX_GROWTH_MIB=6
 FP_MAX_CPU_PCT=1
 
 # fp_read: "rss_kb anon_kb file_kb cpu_ticks" of the packaged zwatch
@@ -76,8 +79,13 @@ deb_footprint() {
   fi
   t0=$(gnow)
   g "zpool online vault $V_VD1 && zpool wait -t resilver vault"
-  wait_note 120 --after "$t0" --status resolved --contains e2e-deb >/dev/null \
-    && ok $s "and resolves it once the disk is back" || bad $s "the packaged zwatch resolves the offline disk" "none within 120 s"
+  if wait_note 120 --after "$t0" --status resolved --contains e2e-deb >/dev/null; then
+    ok $s "and resolves it once the disk is back"
+  else
+    # Seen once in a full run (2026-12-03): keep what explains it.
+    bad $s "the packaged zwatch resolves the offline disk" "none within 120 s"; dump_notes "$t0"
+    g "zpool status -v vault > $G/out/footprint-unresolved.zpool-status.txt; journalctl -u zwatch --since '5 min ago' --no-pager > $G/out/footprint-unresolved.journal.txt" || true
+  fi
   g "zpool scrub -w vault && zpool clear vault"
   ok $s "incidents played: offline, online and resilver, scrub, zpool clear"
   sleep "$FP_QUIET"
