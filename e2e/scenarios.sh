@@ -228,7 +228,7 @@ sc_offline() {
   declare -F web_offline >/dev/null && web_offline "$t0"
   sleep 2
   t0=$(vm_run "date +%s%N; zpool online vault $V_VD1 >&2")
-  if tr=$(wait_note 60 --after "$t0" --status resolved --contains vault); then
+  if tr=$(wait_note 60 --after "$t0" --alert VdevState=resolved --contains vault); then
     ok $s "resolved after zpool online" "$(ms "$tr" "$t0") ms"
     figure $s "zpool online -> resolved notification" "$(ms "$tr" "$t0")" ms "guest clock (includes the short resilver)"
   else
