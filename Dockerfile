@@ -24,5 +24,8 @@ RUN sed -i 's/^Components: main$/Components: main contrib/' /etc/apt/sources.lis
 COPY --from=build /out/zwatch /usr/local/bin/zwatch
 COPY configs/zwatch.example.yaml /etc/zwatch/zwatch.yaml
 VOLUME /var/lib/zwatch
+# The Go heap in small pages on hosts with transparent huge pages "always"
+# (configs/zwatch.service says why).
+ENV GODEBUG=disablethp=1
 ENTRYPOINT ["/usr/local/bin/zwatch"]
 CMD ["run", "--config", "/etc/zwatch/zwatch.yaml"]

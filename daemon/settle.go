@@ -3,11 +3,8 @@ package daemon
 import (
 	"context"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"time"
-
-	"github.com/zwatch/zwatch/config"
 )
 
 // settleSlack is how much the resident set may move without counting as
@@ -90,33 +87,4 @@ func (s *settler) observe(now time.Time, rss int64) bool {
 		return false
 	}
 	return s.peak > s.settled+settleSlack && now.Sub(s.grewAt) >= s.after
-}
-
-// gcPercent is `zwatch run`'s GOGC: a collection when the heap has grown
-// by half since the last one, not doubled (Go's 100). The daemon's heap is
-// small (8-12 MB live) and it allocates little between polls, so the extra
-// collections cost little CPU, while the heap's headroom is resident
-// memory: about 3 MB less on the stand-ins after incidents, about 0.1 % of
-// a core more (docs/benchmarks.md, "Footprint with real pools, after
-// incidents").
-const gcPercent = 50
-
-// ApplyMemoryLimit sets the Go runtime's collector target (gcPercent) and
-// its soft memory limit from memory.limit_mb for `zwatch run`. Both are
-// process-wide, so the command sets them, not Run (tests and simulations
-// run many daemons in one process). GOGC and GOMEMLIMIT in the
-// environment win, as the runtime documents.
-func ApplyMemoryLimit(m config.MemoryConfig, log *slog.Logger) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	limit := m.LimitMB
-	if limit <= 0 {
-		return
-	}
-	if v := os.Getenv("GOMEMLIMIT"); v != "" {
-		log.Info("GOMEMLIMIT is set: memory.limit_mb left aside", "GOMEMLIMIT", v)
-		return
-	}
-	debug.SetMemoryLimit(int64(limit) << 20)
 }

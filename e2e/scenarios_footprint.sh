@@ -23,25 +23,26 @@ FP_MAX_ANON_MIB=20
 FP_MAX_GROWTH_MIB=6
 FP_MAX_CPU_PCT=1
 
-# fp_read: "rss_kb anon_kb file_kb cpu_ticks" of the packaged zwatch
+# fp_read: "rss_kb anon_kb file_kb cpu_ticks thp_kb" of the packaged zwatch (thp_kb: its
+# anonymous memory in transparent huge pages; Debian's kernel has THP "always")
 fp_read() {
-  vm_run "p=\$(systemctl show -p MainPID --value zwatch); awk '/^(VmRSS|RssAnon|RssFile):/{printf \"%s \", \$2}' /proc/\$p/status; awk '{print \$14+\$15}' /proc/\$p/stat"
+  vm_run "p=\$(systemctl show -p MainPID --value zwatch); awk '/^(VmRSS|RssAnon|RssFile):/{printf \"%s \", \$2}' /proc/\$p/status; awk '{printf \"%s \", \$14+\$15}' /proc/\$p/stat; awk '/^AnonHugePages:/{print \$2}' /proc/\$p/smaps_rollup"
 }
 
 # fp_measure LABEL: VmRSS now and the CPU of the next 60 s, as figures; sets FP_RSS_KB,
 # FP_ANON_KB, FP_CPU_HW
 fp_measure() {
-  local s=footprint label=$1 a b hz anon file t0 rss2 anon2 file2 t1
+  local s=footprint label=$1 a b hz anon file t0 thp rss2 anon2 file2 t1
   a=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
   sleep 60
   b=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
   hz=$(vm_run "getconf CLK_TCK")
-  read -r FP_RSS_KB anon file t0 <<<"$a"
+  read -r FP_RSS_KB anon file t0 thp <<<"$a"
   FP_ANON_KB=$anon
-  read -r rss2 anon2 file2 t1 <<<"$b"
+  read -r rss2 anon2 file2 t1 _ <<<"$b"
   local guest_pct; guest_pct=$(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN{printf "%.2f", 100 * d / hz / 60}')
   FP_CPU_HW=$(awk -v g="$guest_pct" -v f="$FP_SLOWDOWN" 'BEGIN{printf "%.2f", g / f}')
-  figure $s "$label: VmRSS (anonymous + file pages)" "$((FP_RSS_KB / 1024)) ($((anon / 1024)) + $((file / 1024))); $((rss2 / 1024)) a minute later" MiB "/proc/PID/status of the packaged zwatch.service, default intervals, info logging"
+  figure $s "$label: VmRSS (anonymous + file pages)" "$((FP_RSS_KB / 1024)) ($((anon / 1024)) + $((file / 1024))), $((${thp:-0} / 1024)) of the anonymous in huge pages; $((rss2 / 1024)) a minute later" MiB "/proc/PID/status of the packaged zwatch.service, default intervals, info logging"
   figure $s "$label: CPU of zwatch itself over 60 s" "$guest_pct % of one emulated vCPU = $FP_CPU_HW" "% of one core, hardware-equivalent" "/proc/PID/stat utime+stime (not its zpool/smartctl children), divided by the TCG slowdown ($FP_SLOWDOWN x)"
 }
 

@@ -101,7 +101,8 @@ check "/var/lib/zwatch 700 root:root" test "$(mode /var/lib/zwatch)" = "700 root
 check "the config passes check-config, with no warning" c sh -c 'zwatch check-config /etc/zwatch/zwatch.yaml 2>&1 >/dev/null | grep -c . | grep -qx 0'
 unit=$(c cat /usr/lib/systemd/system/zwatch.service 2>/dev/null || true)
 for line in Type=notify WatchdogSec=120s "ExecStart=/usr/bin/zwatch run --config /etc/zwatch/zwatch.yaml" \
-    ConditionPathExists=/etc/zwatch/zwatch.yaml ProtectSystem=strict NoNewPrivileges=true StateDirectoryMode=0700; do
+    ConditionPathExists=/etc/zwatch/zwatch.yaml ProtectSystem=strict NoNewPrivileges=true StateDirectoryMode=0700 \
+    Environment=GODEBUG=disablethp=1; do
   check "unit: $line" grep -qxF "$line" <<<"$unit"
 done
 check "unit enabled without a running systemd (deb-systemd-helper)" c sh -c "readlink $UNIT_LINK | grep -q '/systemd/system/zwatch.service\$'"

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ rule engine and the notifiers only; all (the default) runs everything.`,
 				log.Warn(w)
 			}
 			log.Info("config loaded", "path", l.Path)
-			daemon.ApplyMemoryLimit(l.Config.Memory, log)
+			daemon.ApplyRuntimeMemory(&l.Config, os.Getenv, log)
 			opts := runOptions()
 			opts.SystemRoot = "/"
 			return daemon.Run(cmd.Context(), &l.Config, opts, log)
