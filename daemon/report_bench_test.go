@@ -9,8 +9,8 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/statusview/viewtest"
 )
 
 // BenchmarkAlertsSnapshot is one rebuild of the alerts snapshot, what the
@@ -22,11 +22,7 @@ import (
 func BenchmarkAlertsSnapshot(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bs, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: b.TempDir()}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bs.Close()
+	bs := viewtest.OpenBus(ctx, b)
 	start := time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC)
 	for i := range 50 {
 		at := start.Add(time.Duration(i) * time.Minute)

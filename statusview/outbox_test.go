@@ -8,9 +8,9 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/statusview/viewtest"
 )
 
 // TestRecentCache: the cache answers what RecentFromOutbox reads, canaries
@@ -19,11 +19,7 @@ import (
 func TestRecentCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := viewtest.OpenBus(ctx, t)
 	publish := func(id string) {
 		t.Helper()
 		n := alert.Notification{ID: id, Host: "nas1", Status: alert.Firing, Created: time.Now().UTC()}

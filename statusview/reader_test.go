@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/history"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/statusview"
@@ -23,11 +21,7 @@ import (
 func TestHostViewOfRecordedDegradedPool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := viewtest.OpenBus(ctx, t)
 	cfg := config.Default()
 	cfg.Host = "nas1"
 	cfg.Notify.Console = true
@@ -41,6 +35,7 @@ func TestHostViewOfRecordedDegradedPool(t *testing.T) {
 	viewtest.Publish(ctx, t, b, "nas1", "b1-offline")
 	r := statusview.New(b, &cfg)
 	var h statusview.Host
+	var err error
 	for {
 		h, err = r.Host(ctx, "nas1")
 		if err == nil && len(h.Alerts) > 0 {

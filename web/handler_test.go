@@ -208,11 +208,7 @@ func TestFleetHostPicker(t *testing.T) {
 func TestEmptyBus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := viewtest.OpenBus(ctx, t)
 	cfg := config.Default()
 	cfg.Host = "nas1"
 	h, err := web.NewHandler(web.Options{View: statusview.New(b, &cfg)})

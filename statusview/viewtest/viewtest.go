@@ -78,3 +78,15 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// OpenBus opens an embedded bus with the facts stream on a fresh state
+// directory, closed when the test ends.
+func OpenBus(ctx context.Context, t testing.TB) *bus.Bus {
+	t.Helper()
+	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
