@@ -32,11 +32,23 @@ type AlertsReport struct {
 // `zwatch alerts` works while the embedded bus has no network listener.
 const SnapshotFile = "alerts.json"
 
-// BuildAlertsReport reads the report from the bus; cache, when not nil,
-// keeps the recent notifications between calls (statusview.RecentCache).
-func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int, cache *statusview.RecentCache) (AlertsReport, error) {
+// ReportCaches keep what a report read between calls: the recent
+// notifications and the rule state, each read again when its stream moved.
+type ReportCaches struct {
+	Recent  statusview.RecentCache
+	Current rules.CurrentCache
+}
+
+// BuildAlertsReport reads the report from the bus, through caches when not
+// nil (a daemon's snapshotter; a command reads once).
+func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int, caches *ReportCaches) (AlertsReport, error) {
 	r := AlertsReport{GeneratedAt: time.Now().UTC()}
-	cur, err := rules.ReadCurrent(ctx, b)
+	var recentCache *statusview.RecentCache
+	var currentCache *rules.CurrentCache
+	if caches != nil {
+		recentCache, currentCache = &caches.Recent, &caches.Current
+	}
+	cur, err := currentCache.Read(ctx, b)
 	if err != nil {
 		return r, fmt.Errorf("active alerts: %w", err)
 	}
@@ -44,7 +56,7 @@ func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int, cache *statu
 	if r.DeadLetters, err = notifiers.DeadLetters(ctx, b.JS); err != nil {
 		return r, fmt.Errorf("dead letters: %w", err)
 	}
-	if r.Recent, _, err = cache.Read(ctx, b.JS, recent); err != nil {
+	if r.Recent, _, err = recentCache.Read(ctx, b.JS, recent); err != nil {
 		return r, fmt.Errorf("recent notifications: %w", err)
 	}
 	return r, nil
@@ -89,7 +101,7 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		var lastSum [sha256.Size]byte
-		var recent statusview.RecentCache
+		var caches ReportCaches
 		var lastWrite time.Time
 		for {
 			stop := false
@@ -99,7 +111,7 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 			case <-t.C:
 			}
 			wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err := BuildAlertsReport(wctx, b, 50, &recent)
+			r, err := BuildAlertsReport(wctx, b, 50, &caches)
 			cancel()
 			if stop {
 				if err == nil {
@@ -126,6 +138,11 @@ func snapshotter(b *bus.Bus, stateDir string) func(ctx context.Context) error {
 // reportSum identifies a report's content, its generation time left out.
 func reportSum(r AlertsReport) [sha256.Size]byte {
 	r.GeneratedAt = time.Time{}
-	data, _ := json.Marshal(r)
-	return sha256.Sum256(data)
+	// Encoded straight into the hash, not copied out first: this runs
+	// every few seconds for a report that rarely changes.
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(r)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/statusview"
 	"github.com/zwatch/zwatch/statusview/viewtest"
 )
 
@@ -43,10 +42,10 @@ func BenchmarkAlertsSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var recent statusview.RecentCache
+	var caches ReportCaches
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := BuildAlertsReport(ctx, bs, 50, &recent)
+		r, err := BuildAlertsReport(ctx, bs, 50, &caches)
 		if err != nil || len(r.Recent) != 50 {
 			b.Fatalf("report: %d recent notifications, %v", len(r.Recent), err)
 		}

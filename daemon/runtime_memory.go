@@ -9,13 +9,18 @@ import (
 	"github.com/zwatch/zwatch/config"
 )
 
-// gcPercent is `zwatch run`'s GOGC: a collection when the heap has grown
-// by half since the last one, not doubled (Go's 100): the heap's headroom
-// is resident memory. GOGC 25 saved another 1-1.6 MB after incidents on
-// the stand-ins, but cost 17 % more CPU (2.5 times the collections, 6 ms
-// each), and CPU is the tighter budget with real pools (docs/benchmarks.md,
-// "The Go runtime's share, and what fault-around adds").
-const gcPercent = 50
+// GOGC of `zwatch run`. The heap's headroom is resident memory: a box's
+// own daemon (role all or agent) collects when its heap has grown by a
+// quarter, 1-2 MB less after incidents than at 50. That became affordable
+// once an idle daemon made a third less garbage (the parsers' buffers, the
+// rule state read for every snapshot): side by side, GOGC 25 used 8 % more
+// CPU than the build before at 50, where it had cost 17 %. A fleet server
+// holds every host's state and takes their facts at a rate, so it keeps 50
+// (docs/benchmarks.md, "Idle garbage, continued").
+const (
+	gcPercentBox    = 25
+	gcPercentServer = 50
+)
 
 // runtimeMemory is what ApplyRuntimeMemory sets, field by field.
 type runtimeMemory struct {
@@ -30,10 +35,10 @@ type runtimeMemory struct {
 // environment, which wins as the runtime documents (GOGC, GOMEMLIMIT,
 // GODEBUG=memprofilerate).
 func runtimeMemoryFor(cfg *config.Config, getenv func(string) string) runtimeMemory {
-	r := runtimeMemory{gcPercent: gcPercent, memProfileRate: -1, noHugePages: true}
+	r := runtimeMemory{gcPercent: gcPercentBox, memProfileRate: -1, noHugePages: true}
 	if cfg.Role == config.RoleServer {
 		// A large heap gains from huge pages, and uses most of each.
-		r.noHugePages = false
+		r.gcPercent, r.noHugePages = gcPercentServer, false
 	}
 	if getenv("GOGC") != "" {
 		r.gcPercent = -1

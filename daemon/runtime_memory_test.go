@@ -19,18 +19,18 @@ func TestRuntimeMemoryFor(t *testing.T) {
 		want  runtimeMemory
 	}{
 		{name: "one box", role: config.RoleAll,
-			want: runtimeMemory{gcPercent: gcPercent, memProfileRate: 0, noHugePages: true}},
+			want: runtimeMemory{gcPercent: gcPercentBox, memProfileRate: 0, noHugePages: true}},
 		{name: "agent", role: config.RoleAgent,
-			want: runtimeMemory{gcPercent: gcPercent, memProfileRate: 0, noHugePages: true}},
+			want: runtimeMemory{gcPercent: gcPercentBox, memProfileRate: 0, noHugePages: true}},
 		{name: "fleet server", role: config.RoleServer,
-			want: runtimeMemory{gcPercent: gcPercent, memProfileRate: 0}},
+			want: runtimeMemory{gcPercent: gcPercentServer, memProfileRate: 0}},
 		{name: "heap profiles asked for", role: config.RoleAll, pprof: true,
-			want: runtimeMemory{gcPercent: gcPercent, memProfileRate: -1, noHugePages: true}},
+			want: runtimeMemory{gcPercent: gcPercentBox, memProfileRate: -1, noHugePages: true}},
 		{name: "the environment wins", role: config.RoleAll, limit: 64,
 			env:  map[string]string{"GOGC": "100", "GODEBUG": "gctrace=1,memprofilerate=4096", "GOMEMLIMIT": "50MiB"},
 			want: runtimeMemory{gcPercent: -1, memProfileRate: -1, limitIgnored: "50MiB", noHugePages: true}},
 		{name: "memory.limit_mb", role: config.RoleAll, limit: 64,
-			want: runtimeMemory{gcPercent: gcPercent, memProfileRate: 0, limitBytes: 64 << 20, noHugePages: true}},
+			want: runtimeMemory{gcPercent: gcPercentBox, memProfileRate: 0, limitBytes: 64 << 20, noHugePages: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -115,6 +115,28 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// ReadFrom copies the tool's stderr pipe into the buffer. os/exec copies
+// a non-file Stderr through io.Copy, which would otherwise take a 32 KiB
+// buffer for each command run, several a minute, for a stderr that is
+// almost always empty.
+func (b *boundedBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var chunk [512]byte
+	var n int64
+	for {
+		m, err := r.Read(chunk[:])
+		if m > 0 {
+			n += int64(m)
+			_, _ = b.Write(chunk[:m])
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 // Bytes is what was kept, with a note of how much was not.
 func (b *boundedBuffer) Bytes() []byte {
 	b.mu.Lock()

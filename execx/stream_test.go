@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,40 @@ func TestStreamOneOutstandingAndMissing(t *testing.T) {
 	}
 	if _, err := r.Stream(context.Background(), countLines(new(int)), "/nonexistent/zfs"); KindOf(err) != KindMissing {
 		t.Fatalf("missing: %v", err)
+	}
+}
+
+// os/exec copies a non-file Stderr with io.Copy: boundedBuffer's ReadFrom
+// keeps that copy to a small buffer, and keeps the bound and the read error.
+func TestBoundedBufferReadFrom(t *testing.T) {
+	var _ io.ReaderFrom = (*boundedBuffer)(nil)
+	b := &boundedBuffer{max: 1000}
+	n, err := b.ReadFrom(strings.NewReader(strings.Repeat("e", 2500)))
+	if err != nil || n != 2500 || len(b.buf) != 1000 || b.lost != 1500 {
+		t.Fatalf("n %d err %v kept %d lost %d", n, err, len(b.buf), b.lost)
+	}
+	broken := errors.New("read |0: file already closed")
+	if _, err := b.ReadFrom(io.MultiReader(strings.NewReader("x"), iotestErr{broken})); !errors.Is(err, broken) {
+		t.Fatalf("read error: %v", err)
+	}
+}
+
+type iotestErr struct{ err error }
+
+func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
+
+// BenchmarkRun is one short command run and collected, as a collector's
+// poll runs zpool: what it allocates besides the tool's output.
+func BenchmarkRun(b *testing.B) {
+	tool, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip(err)
+	}
+	r := New(10 * time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Run(context.Background(), tool); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

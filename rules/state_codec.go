@@ -80,7 +80,10 @@ func substanceSum(h *hostState) (uint64, error) {
 		c.LastSeen = nil
 	}
 	h.Applied, h.Heartbeat = nil, nil
-	data, err := json.Marshal(h)
+	// Encoded straight into the hash: json.Marshal would copy the whole
+	// state out for every batch the rules touch, only to hash it.
+	sum := fnv.New64a()
+	err := json.NewEncoder(sum).Encode(h)
 	h.Applied, h.Heartbeat = applied, heartbeat
 	for i, name := range names {
 		h.Collectors[name].LastSeen = lastSeen[i]
@@ -88,7 +91,7 @@ func substanceSum(h *hostState) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("encode rule state of %s: %w", h.Host, err)
 	}
-	return stateSum(data), nil
+	return sum.Sum64(), nil
 }
 
 // HostHeartbeat reads the host's name and last heartbeat from a saved host

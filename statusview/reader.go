@@ -36,6 +36,8 @@ type Reader struct {
 	host        string
 	silentAfter time.Duration
 	channels    []channelRef
+	// current keeps the rule state between requests (rules.CurrentCache).
+	current rules.CurrentCache
 }
 
 type channelRef struct{ name, typ string }
@@ -61,7 +63,7 @@ func (r *Reader) Hosts(ctx context.Context) ([]HostSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := rules.ReadCurrent(ctx, r.b)
+	cur, err := r.current.Read(ctx, r.b)
 	if err != nil {
 		return nil, fmt.Errorf("active alerts: %w", err)
 	}
@@ -162,7 +164,7 @@ type shared struct {
 func (r *Reader) shared(ctx context.Context) (shared, error) {
 	var sh shared
 	var err error
-	cur, err := rules.ReadCurrent(ctx, r.b)
+	cur, err := r.current.Read(ctx, r.b)
 	if err != nil {
 		return sh, fmt.Errorf("active alerts: %w", err)
 	}

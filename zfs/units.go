@@ -25,8 +25,20 @@ type lineReader struct {
 	buf []byte
 }
 
+// lineReaderSize is the read buffer for a stream (a pipe): lines longer
+// than it are still read whole, in pieces.
+const lineReaderSize = 64 << 10
+
+// newLineReader reads r by lines. Collectors hand a parser the tool's
+// captured output (a bytes.Reader): its buffer is then that output's size,
+// not 64 KiB for a 1 KB `zpool list` several times a minute, which was the
+// largest share of an idle daemon's garbage (docs/benchmarks.md).
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64*1024)}
+	size := lineReaderSize
+	if sized, ok := r.(interface{ Len() int }); ok {
+		size = min(max(sized.Len(), 16), lineReaderSize) // bufio's own floor is 16
+	}
+	return &lineReader{br: bufio.NewReaderSize(r, size)}
 }
 
 // next returns the next line and false at end of input or on a read error
