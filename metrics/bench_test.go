@@ -26,7 +26,7 @@ import (
 func BenchmarkScrape24Disks3Pools(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bb := openBus(ctx, b)
+	bb := viewtest.OpenBus(ctx, b)
 	viewtest.Publish(ctx, b, bb, "nas", "f3-draid")
 	pub := &collectors.BusPublisher{Bus: bb, Host: "nas"}
 	for _, f := range viewtest.SmartFiles {

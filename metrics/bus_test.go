@@ -9,26 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/statusview"
 	"github.com/zwatch/zwatch/statusview/viewtest"
 )
 
 // openBus is a real embedded NATS/JetStream in a temp dir.
-func openBus(ctx context.Context, t testing.TB) *bus.Bus {
-	t.Helper()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
-}
-
 // TestScrapeOfRecordedFleet scrapes a fleet server's bus holding two hosts'
 // real recorded outputs (nas1: vault DEGRADED with a disk OFFLINE; nas2:
 // vault with a disk REMOVED), judged by the real rule engine, through the
@@ -36,7 +24,7 @@ func openBus(ctx context.Context, t testing.TB) *bus.Bus {
 func TestScrapeOfRecordedFleet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b := openBus(ctx, t)
+	b := viewtest.OpenBus(ctx, t)
 	// Channels with secrets: none of them may reach /metrics.
 	const token, password = "azGDORePK8gMaC0QOYAMyEEuzJnyUi", "smtp-Pa55-word"
 	loaded, err := config.Parse(strings.NewReader(`host: nas1

@@ -24,7 +24,7 @@ import (
 func TestScrapeEveryRecordedCapture(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b := openBus(ctx, t)
+	b := viewtest.OpenBus(ctx, t)
 	lists, err := filepath.Glob(filepath.Join(viewtest.Captured(), "*.zpool-list-Hp.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/statusview/viewtest"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -182,12 +183,7 @@ func identityFor(serial, wwn string) disk.Identity { return disk.Identity{Serial
 // rest of the test.
 func openTestBus(ctx context.Context, t testing.TB) *bus.Bus {
 	t.Helper()
-	b, err := bus.Open(ctx, bus.Options{FactSubjects: facts.StreamSubjects(), StateDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
+	return viewtest.OpenBus(ctx, t)
 }
 
 // openStateBucket is openTestBus and its state bucket.
