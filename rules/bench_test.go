@@ -146,6 +146,29 @@ func BenchmarkObserveChanged(b *testing.B) {
 	b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "msgs/cpu-s")
 }
 
+// BenchmarkObserveStatusDisks: a host with 12 disks known by SMART (none
+// of them behind the pools' by-id leaves, as in fleet's scale benchmark)
+// whose zpool status alternates between two real outputs (e2e steps a and
+// b1), so each is judged in full and every leaf is joined to the disks.
+func BenchmarkObserveStatusDisks(b *testing.B) {
+	r := smartReport(b, "usb-jmicron-hitachi-hdd-failing-realloc-now.json")
+	e := newTestEngine()
+	for d := range 12 {
+		r.Serial, r.Device = fmt.Sprintf("SIM0001D%02d", d), fmt.Sprintf("/dev/sd%c", 'a'+d)
+		observe(b, e, smartEnv(b, r, t0), t0)
+	}
+	mix := []bus.Envelope{statusEnv(b, cap232+"a.zpool-status-p-P.txt", t0), statusEnv(b, cap232+"b1-offline.zpool-status-p-P.txt", t0)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(mix[i%len(mix)], t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "msgs/cpu-s")
+}
+
 // BenchmarkTickDatasets: one re-evaluation (every 15 s per host) of a host
 // with the real step k facts: k4's 17 datasets (three locked, a resume
 // token), k1's snapshot summary, a pool list and status; Tick runs every

@@ -126,11 +126,14 @@ const saveParallel = 16
 
 // write saves the hosts marked dirty or touched; with changedOnly, a host
 // whose state differs from the saved one only in bookkeeping
-// (substanceSum) is left touched instead, for a later write.
+// (substanceSum) is left touched instead, for a later write. A host only
+// touched is not even hashed then: nothing but its bookkeeping changed
+// (hashing every touched host's state at every batch was most of an
+// engine's own CPU while it drained a backlog).
 func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool) error {
 	var dirty []*hostState
 	for _, h := range e.hosts {
-		if h.dirty || h.touched {
+		if h.dirty || h.touched && (!changedOnly || h.rev == 0 || h.unanswered != nil) {
 			dirty = append(dirty, h)
 		}
 	}
