@@ -9,8 +9,10 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,16 +31,18 @@ import (
 // three-node NATS cluster (in process, TLS, R3 streams), side by side with
 // raw JetStream on the same cluster in the same run:
 //
-//  1. raw: a pull consumer acking the same envelopes from an R3 stream;
+//  1. raw: a pull consumer acking the same mix of facts from an R3 stream;
 //  2. backlog drain with 1, 2 and 3 zwatch servers (rule engines of their
 //     share of the partitions, notifiers): facts/s in total and per server,
-//     and the ratio to raw;
+//     from the servers' start and sustained, the ratio to raw, and the CPU
+//     per fact;
 //  3. three servers under the default intervals of every host, then a
 //     burst of 10 % of the hosts degrading at once: fact -> webhook latency;
 //  4. one server crashes (its connection drops) and comes back after a
 //     while: time until the lag is back to normal after the crash (its
 //     partitions move after the lease TTL) and after its return (a
-//     rebalance);
+//     rebalance); then every server is stopped for as long, and one
+//     catches up with what waited;
 //  5. the heap the three servers' engines hold per 1,000 hosts.
 //
 // Hosts are simulated: 16 publisher connections send each host's facts
@@ -52,6 +56,9 @@ import (
 // ZWATCH_SCALE_LOAD_SECONDS (30), ZWATCH_SCALE_DOWN_SECONDS (30; 600 for
 // "stopped for 10 minutes") and ZWATCH_SCALE_PARTITIONS (64) change the
 // sizes. The defaults take about 3 minutes on 2 cores.
+// ZWATCH_SCALE_NATS_SERVER (a nats-server binary: go build -o
+// /tmp/nats-server github.com/nats-io/nats-server/v2) runs the nodes as
+// three processes, so that their CPU and memory are measured apart.
 func TestScaleBenchmark(t *testing.T) {
 	if os.Getenv("ZWATCH_SCALE_BENCH") == "" {
 		t.Skip("set ZWATCH_SCALE_BENCH=1 to run the scale benchmark")
@@ -62,7 +69,28 @@ func TestScaleBenchmark(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	p := loadPayloads(t)
-	cl := clustertest.Start(t, "../configs/nats-cluster")
+	// The nodes run in this process, or (ZWATCH_SCALE_NATS_SERVER: a
+	// nats-server binary) as three processes, so that the servers' memory
+	// and CPU are measured apart from the nodes'.
+	var cl *clustertest.Cluster
+	var nodes *clustertest.Processes
+	if bin := os.Getenv("ZWATCH_SCALE_NATS_SERVER"); bin != "" {
+		nodes = clustertest.StartProcesses(t, "../configs/nats-cluster", bin)
+		cl = nodes.Cluster
+	} else {
+		cl = clustertest.Start(t, "../configs/nats-cluster")
+	}
+	// cpuNow is the CPU time used so far by this process and by the nodes'
+	// processes (zero when they run in this one).
+	cpuNow := func() (self, nodesCPU time.Duration) {
+		if nodes != nil {
+			for i := range 3 {
+				c, _ := nodes.CPU(i)
+				nodesCPU += c
+			}
+		}
+		return processCPU(), nodesCPU
+	}
 	open := func(name string) *bus.Bus {
 		deadline := time.Now().Add(90 * time.Second)
 		for {
@@ -108,42 +136,46 @@ func TestScaleBenchmark(t *testing.T) {
 			}
 		}
 	}
-	publish := func(h int, kind string, data any, extra ...string) {
+	// publishUnder sends host h's fact under its subject with prefix
+	// before it ("" for the facts stream, "bench." for raw JetStream's).
+	publishUnder := func(prefix string, h int, kind string, data any, extra ...string) {
 		msg, _ := bus.Wrap(kind, hostName(h), "bench", time.Now(), data)
-		if err := send(pubs[h%len(pubs)], bus.Subject(hostName(h), kind, extra...), msg); err != nil && ctx.Err() == nil {
+		if err := send(pubs[h%len(pubs)], prefix+bus.Subject(hostName(h), kind, extra...), msg); err != nil && ctx.Err() == nil {
 			t.Error(err) // also called from the load's goroutine: no Fatal
 		}
 	}
+	publish := func(h int, kind string, data any, extra ...string) { publishUnder("", h, kind, data, extra...) }
 	settle := func() {
 		for _, js := range pubs {
 			<-js.PublishAsyncComplete()
 		}
 	}
-	mix := func(i int) {
+	// mixUnder publishes the i-th fact of a backlog: status 10 %,
+	// heartbeat 20 %, SMART 5 %, capacity 65 %.
+	mixUnder := func(prefix string, i int) {
 		h := i % hosts
 		switch (i / hosts) % 20 {
 		case 0, 10:
-			publish(h, facts.KindZpoolStatus, p.status)
+			publishUnder(prefix, h, facts.KindZpoolStatus, p.status)
 		case 5, 11, 15, 19:
-			publish(h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
+			publishUnder(prefix, h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
 		case 7:
 			r := smartOf(p, h, (i/hosts/20)%disks)
-			publish(h, facts.KindSmart, r, r.Serial)
+			publishUnder(prefix, h, facts.KindSmart, r, r.Serial)
 		default:
-			publish(h, facts.KindZpoolCapacity, p.capacity)
+			publishUnder(prefix, h, facts.KindZpoolCapacity, p.capacity)
 		}
 	}
+	mix := func(i int) { mixUnder("", i) }
 
-	// 1. Raw JetStream on the same cluster.
+	// 1. Raw JetStream on the same cluster, with the same facts as the
+	// engines' backlogs.
 	if _, err := admin.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH_RAW", Subjects: []string{"bench.>"}, Storage: jetstream.FileStorage, Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
-	env, _ := bus.Wrap(facts.KindZpoolCapacity, hostName(0), "bench", time.Now(), p.capacity)
 	t0 := time.Now()
 	for i := range flood {
-		if err := send(pubs[i%len(pubs)], fmt.Sprintf("bench.%d", i%hosts), env); err != nil {
-			t.Fatal(err)
-		}
+		mixUnder("bench.", i)
 	}
 	settle()
 	rawPub := float64(flood) / time.Since(t0).Seconds()
@@ -184,24 +216,27 @@ func TestScaleBenchmark(t *testing.T) {
 	}
 	stop := func(s *server) { s.cancel(); s.wg.Wait(); s.b.Close() }
 	// lag is what the partition consumers have not yet acknowledged; -1
-	// while one does not exist yet.
+	// while one does not exist yet or did not answer. One listing request
+	// (not two per consumer): the polling should not load the cluster.
+	factsStream, err := admin.JS.Stream(ctx, bus.StreamFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lag := func() int64 {
+		// Bounded: a cluster between leaders may leave it unanswered.
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer rcancel()
 		var n int64
-		for i := range parts {
-			// Each request bounded: one the cluster leaves unanswered (a
-			// consumer between leaders) would otherwise wait for ctx.
-			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-			c, err := admin.JS.Consumer(rctx, bus.StreamFacts, rules.ConsumerFor(i))
-			if err != nil {
-				rcancel()
-				return -1
+		seen := 0
+		list := factsStream.ListConsumers(rctx)
+		for info := range list.Info() {
+			if _, ok := rules.PartitionOfConsumer(info.Name); ok {
+				n += int64(info.NumPending) + int64(info.NumAckPending)
+				seen++
 			}
-			info, err := c.Info(rctx)
-			rcancel()
-			if err != nil {
-				return -1
-			}
-			n += int64(info.NumPending) + int64(info.NumAckPending)
+		}
+		if list.Err() != nil || seen < parts {
+			return -1
 		}
 		return n
 	}
@@ -220,6 +255,35 @@ func TestScaleBenchmark(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		return within, false
+	}
+
+	// drain waits for a backlog of total facts to be acknowledged and
+	// returns how long it took from now (the servers' start: leases and
+	// consumers included) and its sustained rate: the facts acknowledged
+	// between the first lag read at or below 90 % of the backlog and the
+	// first at or below 10 %, over the time between the two reads.
+	drain := func(total int) (took time.Duration, sustained float64, ok bool) {
+		t0 := time.Now()
+		var at90, at10 time.Time
+		var lag90, lag10 int64
+		for time.Since(t0) < 15*time.Minute {
+			l := lag()
+			now := time.Now()
+			if l >= 0 && at90.IsZero() && l <= int64(total)*9/10 {
+				at90, lag90 = now, l
+			}
+			if l >= 0 && at10.IsZero() && l <= int64(total)/10 {
+				at10, lag10 = now, l
+			}
+			if l == 0 {
+				if at10.After(at90) {
+					sustained = float64(lag90-lag10) / at10.Sub(at90).Seconds()
+				}
+				return now.Sub(t0), sustained, true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return time.Since(t0), 0, false
 	}
 
 	// 2. Backlog drains with 1, 2 and 3 servers, after a first drain in
@@ -258,13 +322,22 @@ func TestScaleBenchmark(t *testing.T) {
 		for i := range k {
 			srvs = append(srvs, start(fmt.Sprintf("srv-%d", i+1)))
 		}
-		took, ok := waitLag(0, 15*time.Minute)
+		self0, nodes0 := cpuNow()
+		took, sustained, ok := drain(flood)
 		if !ok {
 			t.Fatalf("%d servers: the backlog did not drain in %v (lag %d)", k, took, lag())
 		}
 		rate := float64(flood) / took.Seconds()
-		t.Logf("%d servers: drained %d facts in %v (from the servers' start, leases included) = %.0f facts/s, %.0f per server, %.2f of raw consume+ack",
-			k, flood, took.Round(time.Millisecond), rate, rate/float64(k), rate/rawCons)
+		self1, nodes1 := cpuNow()
+		perFact := func(d time.Duration) time.Duration { return d / time.Duration(flood) }
+		cpu := fmt.Sprintf("this process (the servers, the publishers and the NATS nodes) used %.2f cores, %v of CPU per fact",
+			(self1-self0).Seconds()/took.Seconds(), perFact(self1-self0))
+		if nodes != nil {
+			cpu = fmt.Sprintf("this process (the servers) used %.2f cores, %v of CPU per fact; the NATS nodes %.2f cores, %v per fact",
+				(self1-self0).Seconds()/took.Seconds(), perFact(self1-self0), (nodes1-nodes0).Seconds()/took.Seconds(), perFact(nodes1-nodes0))
+		}
+		t.Logf("%d servers: drained %d facts in %v (from the servers' start, leases included) = %.0f facts/s, %.2f of raw consume+ack; sustained (from 90 %% to 10 %% left) %.0f facts/s, %.0f per server, %.2f of raw; %s, of %d",
+			k, flood, took.Round(time.Millisecond), rate, rate/rawCons, sustained, sustained/float64(k), sustained/rawCons, cpu, runtime.NumCPU())
 		if k < 3 {
 			for _, s := range srvs {
 				stop(s)
@@ -277,9 +350,19 @@ func TestScaleBenchmark(t *testing.T) {
 		var heapAfter runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&heapAfter)
-		t.Logf("heap in use with %d hosts loaded on 3 servers: %+.1f MiB over just before they started = %.1f MiB per 1,000 hosts (in one process with the 3 NATS nodes: includes what the nodes added while the backlog drained)",
-			hosts, float64(int64(heapAfter.HeapInuse)-int64(heapBefore.HeapInuse))/(1<<20),
-			float64(int64(heapAfter.HeapInuse)-int64(heapBefore.HeapInuse))/(1<<20)/(float64(hosts)/1000))
+		grown := float64(int64(heapAfter.HeapInuse)-int64(heapBefore.HeapInuse)) / (1 << 20)
+		if nodes == nil {
+			t.Logf("heap in use with %d hosts loaded on 3 servers: %+.1f MiB over just before they started = %.1f MiB per 1,000 hosts (in one process with the 3 NATS nodes: includes what the nodes added while the backlog drained)",
+				hosts, grown, grown/(float64(hosts)/1000))
+		} else {
+			var nodeRSS []string
+			for i := range 3 {
+				rss, _ := nodes.RSS(i)
+				nodeRSS = append(nodeRSS, fmt.Sprintf("%.0f", float64(rss)/(1<<20)))
+			}
+			t.Logf("heap in use with %d hosts loaded on 3 servers: %+.1f MiB over just before they started = %.1f MiB per 1,000 hosts for the three; this process: heap %.1f MiB in use, %.1f MiB from the OS; NATS nodes' RSS %s MiB",
+				hosts, grown, grown/(float64(hosts)/1000), float64(heapAfter.HeapInuse)/(1<<20), float64(heapAfter.Sys)/(1<<20), strings.Join(nodeRSS, " / "))
+		}
 
 		// 3. Default intervals, then 10 % of the hosts degrade at once.
 		loadCtx, stopLoad := context.WithCancel(ctx)
@@ -347,6 +430,24 @@ func TestScaleBenchmark(t *testing.T) {
 		} else {
 			t.Errorf("the lag did not come back after the rebalance (lag %d)", lag())
 		}
+
+		// 6. Every server stopped for a while under the load (an outage
+		// of the servers, or of the only one), then one starts: how long
+		// it takes to catch up with what waited.
+		for _, s := range srvs {
+			stop(s)
+		}
+		time.Sleep(downFor)
+		waiting := lag()
+		back = time.Now()
+		srvs = []*server{start("srv-1")}
+		if _, ok := waitLag(normal, 15*time.Minute); ok {
+			took := time.Since(back)
+			t.Logf("every server stopped for %v under the load: one server caught up with %d facts in %v from its start",
+				downFor, waiting, took.Round(time.Millisecond))
+		} else {
+			t.Errorf("one server did not catch up after %v down (lag %d)", downFor, lag())
+		}
 		stopLoad()
 		loadWG.Wait()
 		for _, s := range srvs {
@@ -405,4 +506,14 @@ func defaultLoad(ctx context.Context, hosts, disks int, p benchPayloads, publish
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// processCPU is the CPU time this process has used (user and system): the
+// NATS nodes, the servers and the publishers together.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

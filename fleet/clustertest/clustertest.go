@@ -45,6 +45,27 @@ type Cluster struct {
 // Start loads confDir/node-{1,2,3}.conf and starts the three nodes.
 func Start(t testing.TB, confDir string) *Cluster {
 	t.Helper()
+	c := prepare(t, confDir)
+	for i := range 3 {
+		c.startNode(t, i)
+	}
+	for i := range 3 {
+		if !c.Servers[i].ReadyForConnections(20 * time.Second) {
+			t.Fatalf("node %d not ready", i+1)
+		}
+	}
+	t.Cleanup(func() {
+		for i := range 3 {
+			c.Stop(i)
+		}
+	})
+	return c
+}
+
+// prepare writes the certificates and the nodes' configs into a temporary
+// directory and picks their ports.
+func prepare(t testing.TB, confDir string) *Cluster {
+	t.Helper()
 	c := &Cluster{Dir: t.TempDir()}
 	certs := filepath.Join(c.Dir, "certs")
 	if err := writeCerts(certs); err != nil {
@@ -71,19 +92,6 @@ func Start(t testing.TB, confDir string) *Cluster {
 		}
 		c.ports[i], c.cports[i] = freePort(t), freePort(t)
 	}
-	for i := range 3 {
-		c.startNode(t, i)
-	}
-	for i := range 3 {
-		if !c.Servers[i].ReadyForConnections(20 * time.Second) {
-			t.Fatalf("node %d not ready", i+1)
-		}
-	}
-	t.Cleanup(func() {
-		for i := range 3 {
-			c.Stop(i)
-		}
-	})
 	return c
 }
 
