@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/kernlog"
@@ -190,16 +191,17 @@ func TestKernelLogIdleCPU(t *testing.T) {
 		secs, baseline, following, len(pub.all()))
 }
 
-// cpuTicks is utime+stime of this process (/proc/self/stat fields 14, 15).
+// cpuTicks is utime+stime of this process, in clock ticks.
 func cpuTicks(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/stat")
+	p, err := procfs.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	u, _ := strconv.Atoi(f[11])
-	s, _ := strconv.Atoi(f[12])
-	return u + s
+	s, err := p.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(s.UTime + s.STime)
 }
 
 // The messages of the QEMU read-error capture, written to this machine's

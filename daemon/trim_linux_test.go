@@ -3,26 +3,22 @@
 package daemon
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/prometheus/procfs"
 )
 
 func rssKB(t *testing.T) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		t.Skip(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
+	s, err := p.NewStatus()
+	if err != nil {
+		t.Skip(err)
 	}
-	t.Skip("no VmRSS")
-	return 0
+	return int(s.VmRSS >> 10)
 }
 
 // The test binary is a Go executable like zwatch: dropping its mapped pages

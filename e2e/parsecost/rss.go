@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -50,20 +49,15 @@ func snapshotsRSS(path string) error {
 	return nil
 }
 
-// peakRSSKiB reads VmHWM (peak resident set) from /proc/self/status.
+// peakRSSKiB is the process's peak resident set (VmHWM).
 func peakRSSKiB() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
+	if err != nil {
+		return 0, fmt.Errorf("read /proc/self: %w", err)
+	}
+	s, err := p.NewStatus()
 	if err != nil {
 		return 0, fmt.Errorf("read /proc/self/status: %w", err)
 	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			n, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmHWM %q: %w", v, err)
-			}
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+	return int64(s.VmHWM >> 10), nil
 }

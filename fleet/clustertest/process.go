@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Processes is the example cluster run as three nats-server processes on
@@ -114,43 +116,28 @@ func waitListening(port int, within time.Duration) error {
 	}
 }
 
-// CPU is the CPU time (user and system) node i has used so far, from
-// /proc/<pid>/stat.
+// CPU is the CPU time (user and system) node i has used so far.
 func (p *Processes) CPU(i int) (time.Duration, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmds[i].Process.Pid))
+	proc, err := procfs.NewProc(p.Cmds[i].Process.Pid)
 	if err != nil {
 		return 0, err
 	}
-	// Fields after the command name, which is in parentheses.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.Cmds[i].Process.Pid, len(f))
-	}
-	var utime, stime int64
-	if _, err := fmt.Sscan(f[11], &utime); err != nil {
+	s, err := proc.Stat()
+	if err != nil {
 		return 0, err
 	}
-	if _, err := fmt.Sscan(f[12], &stime); err != nil {
-		return 0, err
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticks, nil
+	return time.Duration(s.CPUTime() * float64(time.Second)), nil
 }
 
-// RSS is node i's resident memory in bytes, from /proc/<pid>/status.
+// RSS is node i's resident memory in bytes.
 func (p *Processes) RSS(i int) (int64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmds[i].Process.Pid))
+	proc, err := procfs.NewProc(p.Cmds[i].Process.Pid)
 	if err != nil {
 		return 0, err
 	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err != nil {
-				return 0, err
-			}
-			return kb << 10, nil
-		}
+	s, err := proc.NewStatus()
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", p.Cmds[i].Process.Pid)
+	return int64(s.VmRSS), nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
@@ -278,14 +279,10 @@ func TestExecConfigErrors(t *testing.T) {
 // alive reports whether pid is a process that has not exited (a zombie
 // waiting for its parent has).
 func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return false
 	}
-	// The state follows the command name in parentheses.
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
+	s, err := p.Stat()
+	return err == nil && s.State != "Z"
 }
