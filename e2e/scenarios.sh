@@ -504,7 +504,7 @@ susp_plug() { # the drive node (kept by device_del of a blockdev-add'ed drive) a
   vm_qmp '{"execute":"device_add","arguments":{"driver":"scsi-hd","bus":"scsi0.0","scsi-id":9,"lun":0,"drive":"drv-sd9","id":"sd9","serial":"'"$SUSP_SERIAL"'","vendor":"SEAGATE","product":"ST4000NM0035"}}' | grep -q '"return"'
 }
 sc_suspend() {
-  local s=suspend name dev id ks t_gone t_susp tn writer n text after
+  local s=suspend name dev id ks t_gone t_susp t_page tn writer n text after
   truncate -s 1G "$ZW_VM_DIR/disks/sd9.raw" || { bad $s "create the sd9 disk file"; return 1; }
   susp_plug || { bad $s "QMP hot-add of sd9"; return 1; }
   name=$(vm_run "for i in \$(seq 100); do udevadm settle; n=\$(ls $D | grep -- '$SUSP_SERIAL\$' | head -1); [ -n \"\$n\" ] && { echo \$n; exit 0; }; sleep 0.2; done; exit 1") \
@@ -539,8 +539,10 @@ sc_suspend() {
     return 1
   }
   after=$((t_gone - 5000000000))
+  t_page=$t_susp
   figure $s "disk dropped by the kernel -> pool SUSPENDED (kstat)" "$(ms "$t_susp" "$t_gone")" ms "guest clock (ZFS, not zwatch): /sys/block/$dev gone -> /proc/spl/kstat/zfs/$SUSP_POOL/state SUSPENDED"
   if tn=$(wait_note 60 --after "$after" --status firing --alert PoolSuspended --contains "pool $SUSP_POOL is SUSPENDED"); then
+    t_page=$tn
     figure $s "pool SUSPENDED (kstat) -> PoolSuspended in the sink" "$(ms "$tn" "$t_susp")" ms "guest clock: kstat SUSPENDED -> sink receive (zwatch's share; the hang-to-page time)"
     figure $s "disk dropped -> PoolSuspended in the sink" "$(ms "$tn" "$t_gone")" ms "guest clock: /sys/block/$dev gone -> sink receive"
     budget $s "pool SUSPENDED -> PoolSuspended page" "$(ms "$tn" "$t_susp")"
@@ -553,8 +555,14 @@ sc_suspend() {
     bad $s "PoolSuspended page within 60 s"; dump_notes "$after"
   fi
   sleep 15 # status polls and the ereport burst: anything else would page now
-  n=$(sink --count --after "$t_susp" --status firing --contains "permanent data error")
-  [ "$n" = 0 ] && ok $s "no 'permanent data errors' page once the pool is suspended (folded under PoolSuspended)" || { bad $s "no 'permanent data errors' page once suspended" "$n"; dump_notes "$t_susp"; }
+  # From the PoolSuspended page on zwatch knows the pool is suspended: no status poll or ereport
+  # may page its data errors then. A page judged from a zpool status that ran before the
+  # suspension can still arrive between the suspension and that page in a slow guest (a zpool
+  # status of 12 s, the rules' consumer reopened after a missed heartbeat): counted as a figure.
+  n=$(sink --count --after "$t_page" --status firing --contains "permanent data error")
+  [ "$n" = 0 ] && ok $s "no 'permanent data errors' page once zwatch knew the pool was suspended (folded under PoolSuspended)" || { bad $s "no 'permanent data errors' page once zwatch knew the pool was suspended" "$n"; dump_notes "$t_susp"; }
+  n=$(sink --count --after "$t_susp" --before "$t_page" --status firing --contains "permanent data error")
+  figure $s "'permanent data errors' pages received between the suspension and the PoolSuspended page" "$n" pages "sink: judged from zpool status runs begun before the suspension, late in a slow guest"
   # ZFS may keep the pool ONLINE for a while, counting the failed writes as data errors, before it suspends it
   # (what those pages say is not yet judged here: issue 14 keeps that window open)
   n=$(sink --count --after "$after" --before "$t_susp" --status firing)
