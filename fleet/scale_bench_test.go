@@ -222,6 +222,10 @@ func TestScaleBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stateStream, err := admin.JS.Stream(ctx, "KV_"+bus.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lag := func() int64 {
 		// Bounded: a cluster between leaders may leave it unanswered.
 		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
@@ -370,17 +374,40 @@ func TestScaleBenchmark(t *testing.T) {
 		var loadWG sync.WaitGroup
 		loadWG.Go(func() { defaultLoad(loadCtx, hosts, disks, p, publish, &published) })
 		time.Sleep(loadFor / 2)
+		// The lag, and the writes to the state bucket (its stream's last
+		// sequence): on average, and in the busiest stretch between two
+		// samples, where hosts' states written together show.
 		var maxLag int64
+		var busiest float64
+		stateWrites := func() (uint64, bool) {
+			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer rcancel()
+			info, err := stateStream.Info(rctx)
+			if err != nil {
+				return 0, false
+			}
+			return info.State.LastSeq, true
+		}
+		firstWrites, _ := stateWrites()
+		sampledFrom := time.Now()
 		sample := func(d time.Duration) {
+			prev, prevAt := firstWrites, sampledFrom
 			for t0 := time.Now(); time.Since(t0) < d; time.Sleep(500 * time.Millisecond) {
 				if l := lag(); l > maxLag {
 					maxLag = l
 				}
+				if w, ok := stateWrites(); ok {
+					now := time.Now()
+					busiest = max(busiest, float64(w-prev)/now.Sub(prevAt).Seconds())
+					prev, prevAt = w, now
+				}
 			}
 		}
 		sample(loadFor / 2)
+		lastWrites, _ := stateWrites()
 		rate = float64(published.Load()) / loadFor.Seconds()
-		t.Logf("default intervals: %.0f facts/s published; lag at most %d facts", rate, maxLag)
+		t.Logf("default intervals: %.0f facts/s published; lag at most %d facts; host states written %.0f/s on average over %v, %.0f/s at the busiest",
+			rate, maxLag, float64(lastWrites-firstWrites)/time.Since(sampledFrom).Seconds(), time.Since(sampledFrom).Round(time.Second), busiest)
 		burst := map[string]time.Time{}
 		rnd := rand.New(rand.NewPCG(3, 4))
 		for _, h := range rnd.Perm(hosts)[:hosts/10] {

@@ -49,13 +49,16 @@ const (
 )
 
 // Bookkeeping alone (when collectors were last heard from, which facts
-// were applied: hostState.touched) is saved at most this often, and the
-// position at most savePositionEvery: at the default intervals a fact
-// arrives every few seconds and changes nothing else, and each save
+// were applied: hostState.touched) is saved this long after it changed,
+// or up to half of it more (each host at its own period:
+// bookkeepingPeriod), and the position at most savePositionEvery: at the
+// default intervals a fact arrives every few seconds and changes nothing
+// else, and each save
 // rewrote the whole host state (19 KB with a few alerts firing), 7 MB an
 // hour on a small box's disk and in JetStream's cache of the bucket's
-// block. What a crash loses of it is at most this much of "last heard
-// from", which no rule judges in less than several intervals.
+// block. What a crash loses of it is at most one and a half of this of
+// "last heard from", which no rule judges in less than several intervals
+// (and ages are counted from the engine's start at the earliest).
 const (
 	touchSaveEvery    = time.Minute
 	savePositionEvery = time.Minute
@@ -251,8 +254,9 @@ type runner struct {
 	// what positionKey holds.
 	lastSeq, savedSeq uint64
 	posAt             time.Time
-	// touchSavedAt: when the state was last saved (touchSaveEvery).
-	touchSavedAt time.Time
+	// flushTouched makes the next save write every host's bookkeeping,
+	// due or not (the engine is stopping).
+	flushTouched bool
 	// recent were published in the last recentFor; wasDegraded is whether
 	// the storage was failing at the last flush.
 	recent      []sentNote
@@ -499,14 +503,16 @@ func (r *runner) remember(n alert.Notification, now time.Time) {
 // state stays in memory. Nothing is saved while notifications wait for the
 // outbox: after a crash the saved state still has them due.
 func (r *runner) save(ctx context.Context) (conflict bool) {
-	// Bookkeeping is due once touchSaveEvery has passed; until then only
-	// hosts whose rules changed something are written.
-	bookkeeping := r.e.touched() && time.Since(r.touchSavedAt) >= touchSaveEvery
+	// A host whose bookkeeping alone changed is written once its own
+	// period has passed (hostState.bookkeepingDue); until then only hosts
+	// whose rules changed something are.
+	now := time.Now()
+	bookkeeping := r.flushTouched || r.e.bookkeepingDue(now)
 	if len(r.pending) > 0 || !(bookkeeping || r.e.unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
 		return false
 	}
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
-	err := r.e.write(sctx, r.kv, r.overwrite, !bookkeeping)
+	err := r.e.write(sctx, r.kv, r.overwrite, !r.flushTouched, now)
 	cancel()
 	if errors.Is(err, ErrStateConflict) {
 		if r.conflicts++; r.conflicts < maxConflicts {
@@ -526,9 +532,6 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 	}
 	r.conflicts = 0
 	r.report("state", err)
-	if err == nil && bookkeeping {
-		r.touchSavedAt = time.Now()
-	}
 	switch {
 	case err != nil:
 		if r.stateDown.IsZero() {

@@ -82,6 +82,7 @@ func (r *runner) commitOnExit(ctx context.Context) {
 	defer cancel()
 	r.stateDown = time.Time{}
 	// The bookkeeping too: the engine taking over reads it from the bucket.
-	r.touchSavedAt = time.Time{}
+	r.flushTouched = true
 	r.commit(cctx)
+	r.flushTouched = false
 }

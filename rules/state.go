@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"hash/fnv"
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
@@ -91,10 +92,15 @@ type hostState struct {
 	// touched: only bookkeeping changed since the last save (when each
 	// collector was last heard from, the last fact applied from each
 	// source). No alert or notice depends on it at once, so it is saved
-	// with the next real change or at most touchSaveEvery later, and the
+	// with the next real change or at its period (bookkeepingPeriod), and the
 	// facts that changed only that are acknowledged without a save.
 	touched bool
-	rev     uint64 // KV revision this state was loaded from or saved as
+	// bookkeptAt is when this engine last wrote the state, or first found
+	// its bookkeeping waiting (bookkeepingDue); zero before either.
+	// bookkeepEvery is the host's own period (bookkeepingPeriod).
+	bookkeptAt    time.Time
+	bookkeepEvery time.Duration
+	rev           uint64 // KV revision this state was loaded from or saved as
 	// savedSum is the hash of the bytes last saved or loaded: the same
 	// bytes are not written again. savedSubstance is substanceSum of that
 	// state.
@@ -208,6 +214,34 @@ type collectorState struct {
 	ErrMessage    string `json:"err_message,omitempty"`
 	ErrCommand    string `json:"err_command,omitempty"`
 	ErrFix        string `json:"err_fix,omitempty"`
+}
+
+// bookkeepingDue reports whether h's bookkeeping alone (touched) has
+// waited its period for a write.
+func (h *hostState) bookkeepingDue(now time.Time) bool {
+	if !h.touched {
+		return false
+	}
+	if h.bookkeptAt.IsZero() {
+		h.bookkeptAt = now // loaded, not yet written here: counted from now
+	}
+	if h.bookkeepEvery == 0 {
+		h.bookkeepEvery = bookkeepingPeriod(h.Host)
+	}
+	return now.Sub(h.bookkeptAt) >= h.bookkeepEvery
+}
+
+// bookkeepingPeriod is touchSaveEvery and up to half of it more, fixed by
+// the host's name. Hosts written or loaded together (a server's start, a
+// backlog drained, a partition taken over) would otherwise all be due
+// again in the same second: a burst of one write per host every minute,
+// which kept a 3-node cluster on two cores busy for half a minute with
+// 10,000 hosts (docs/benchmarks.md). With periods apart their writes
+// spread out; longer, not shorter, so that a box writes no more often.
+func bookkeepingPeriod(host string) time.Duration {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(host))
+	return touchSaveEvery + time.Duration(f.Sum64()%uint64(touchSaveEvery/2))
 }
 
 func newHostState(host string) *hostState {

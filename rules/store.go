@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -108,14 +109,14 @@ func decodeHost(data []byte) *hostState {
 // Save writes the state of every host changed since the last Save, with
 // optimistic concurrency on the key's revision.
 func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, false, false)
+	return e.write(ctx, kv, false, false, time.Now())
 }
 
 // Overwrite is Save without the revision check, for an entry that cannot
 // be read back (Save's check then fails for ever). One engine at a time
 // holds the rules lease, so nobody else writes these keys.
 func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, true, false)
+	return e.write(ctx, kv, true, false, time.Now())
 }
 
 // saveParallel bounds the host states written at once. Each write is a
@@ -126,30 +127,36 @@ const saveParallel = 16
 
 // write saves the hosts marked dirty or touched; with changedOnly, a host
 // whose state differs from the saved one only in bookkeeping
-// (substanceSum) is left touched instead, for a later write. A host only
-// touched is not even hashed then: nothing but its bookkeeping changed
+// (substanceSum) is left touched instead, for a later write, unless its
+// bookkeeping is due (bookkeepingDue at now). A host only touched, and not
+// due, is not even hashed then: nothing but its bookkeeping changed
 // (hashing every touched host's state at every batch was most of an
 // engine's own CPU while it drained a backlog).
-func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool) error {
-	var dirty []*hostState
+func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool, now time.Time) error {
+	type toWrite struct {
+		h       *hostState
+		partial bool // changedOnly, for this host
+	}
+	var dirty []toWrite
 	for _, h := range e.hosts {
-		if h.dirty || h.touched && (!changedOnly || h.rev == 0 || h.unanswered != nil) {
-			dirty = append(dirty, h)
+		full := !changedOnly || h.rev == 0 || h.unanswered != nil || h.bookkeepingDue(now)
+		if h.dirty || h.touched && full {
+			dirty = append(dirty, toWrite{h, !full})
 		}
 	}
 	if len(dirty) == 0 {
 		return nil
 	}
 	// In name order, so that the error reported is the same from run to run.
-	slices.SortFunc(dirty, func(a, b *hostState) int { return strings.Compare(a.Host, b.Host) })
+	slices.SortFunc(dirty, func(a, b toWrite) int { return strings.Compare(a.h.Host, b.h.Host) })
 	errs := make([]error, len(dirty))
 	slots := make(chan struct{}, saveParallel)
 	var wg sync.WaitGroup
-	for i, h := range dirty {
+	for i, w := range dirty {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			errs[i] = writeHost(ctx, kv, h, overwrite, changedOnly)
+			errs[i] = writeHost(ctx, kv, w.h, overwrite, w.partial, now)
 		})
 	}
 	wg.Wait()
@@ -166,7 +173,7 @@ func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, ch
 // revision, on failure it stays dirty for the next Save. A write whose
 // answer was lost is remembered: if it landed, the next write's conflict
 // is with itself (adoptOwnWrite).
-func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwrite, changedOnly bool) error {
+func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwrite, changedOnly bool, now time.Time) error {
 	substance, err := substanceSum(h)
 	if err != nil {
 		return err
@@ -183,7 +190,7 @@ func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwri
 	}
 	sum := stateSum(data)
 	if sum == h.savedSum && h.rev != 0 && h.unanswered == nil {
-		h.dirty, h.touched = false, false // what the bucket holds already
+		h.dirty, h.touched, h.bookkeptAt = false, false, now // what the bucket holds already
 		return nil
 	}
 	key := stateKey(h.Host)
@@ -199,6 +206,7 @@ func writeHost(ctx context.Context, kv jetstream.KeyValue, h *hostState, overwri
 		return fmt.Errorf("save rule state of %s: %w", h.Host, err)
 	}
 	h.rev, h.dirty, h.touched, h.unanswered, h.savedSum, h.savedSubstance = rev, false, false, nil, sum, substance
+	h.bookkeptAt = now
 	return nil
 }
 
@@ -252,6 +260,17 @@ func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
 func (e *Engine) unsaved() bool {
 	for _, h := range e.hosts {
 		if h.dirty {
+			return true
+		}
+	}
+	return false
+}
+
+// bookkeepingDue reports whether some host's bookkeeping alone waits for
+// a save and is due at now.
+func (e *Engine) bookkeepingDue(now time.Time) bool {
+	for _, h := range e.hosts {
+		if h.bookkeepingDue(now) {
 			return true
 		}
 	}
