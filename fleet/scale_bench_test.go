@@ -388,26 +388,34 @@ func TestScaleBenchmark(t *testing.T) {
 			}
 			return info.State.LastSeq, true
 		}
-		firstWrites, _ := stateWrites()
-		sampledFrom := time.Now()
+		var firstWrites, lastWrites uint64
+		var firstAt, lastAt time.Time // zero until a reading answered
 		sample := func(d time.Duration) {
-			prev, prevAt := firstWrites, sampledFrom
 			for t0 := time.Now(); time.Since(t0) < d; time.Sleep(500 * time.Millisecond) {
 				if l := lag(); l > maxLag {
 					maxLag = l
 				}
-				if w, ok := stateWrites(); ok {
-					now := time.Now()
-					busiest = max(busiest, float64(w-prev)/now.Sub(prevAt).Seconds())
-					prev, prevAt = w, now
+				w, ok := stateWrites()
+				if !ok {
+					continue
 				}
+				now := time.Now()
+				if firstAt.IsZero() {
+					firstWrites, firstAt = w, now
+				} else {
+					busiest = max(busiest, float64(w-lastWrites)/now.Sub(lastAt).Seconds())
+				}
+				lastWrites, lastAt = w, now
 			}
 		}
 		sample(loadFor / 2)
-		lastWrites, _ := stateWrites()
 		rate = float64(published.Load()) / loadFor.Seconds()
+		var meanWrites float64
+		if lastAt.After(firstAt) {
+			meanWrites = float64(lastWrites-firstWrites) / lastAt.Sub(firstAt).Seconds()
+		}
 		t.Logf("default intervals: %.0f facts/s published; lag at most %d facts; host states written %.0f/s on average over %v, %.0f/s at the busiest",
-			rate, maxLag, float64(lastWrites-firstWrites)/time.Since(sampledFrom).Seconds(), time.Since(sampledFrom).Round(time.Second), busiest)
+			rate, maxLag, meanWrites, lastAt.Sub(firstAt).Round(time.Second), busiest)
 		burst := map[string]time.Time{}
 		rnd := rand.New(rand.NewPCG(3, 4))
 		for _, h := range rnd.Perm(hosts)[:hosts/10] {
