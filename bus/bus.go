@@ -153,7 +153,10 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (*Bus, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", describe(url), err)
 	}
 	b.NC = nc
-	js, err := jetstream.New(nc)
+	// An asynchronous publish whose acknowledgement never comes (the
+	// answer lost in a node's failure) fails after this long, instead of
+	// waiting in the client for ever.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(30*time.Second))
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)

@@ -189,6 +189,9 @@ func (ls *lines) run(ctx context.Context, l *line) {
 		ls.mu.Unlock()
 		res := ls.w.handle(ctx, msg, failed)
 		release()
+		if res.ack != nil {
+			res.ack() // before the incident's next notification, outside the slot
+		}
 		ls.settle(ctx, l, head, res, started)
 	}
 }

@@ -5,10 +5,14 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
@@ -281,5 +285,44 @@ func TestOutboxRestartBesideAPeer(t *testing.T) {
 	}
 	if len(seen) != 4 {
 		t.Errorf("requests for %d notifications, want 4: %v", len(seen), seen)
+	}
+}
+
+// TestOutboxBacklogFetchedInFewPulls: 200 notifications wait in the outbox
+// when the channel starts (a burst of a fleet's pages, or a backlog after
+// a restart). Each pull asks for a batch, so they arrive in a few round
+// trips to the bus, not one each, and every one is delivered once.
+func TestOutboxBacklogFetchedInFewPulls(t *testing.T) {
+	f := startFlaky(t)
+	cfg := notifytest.NotifyConfig(hookTo("hook", f.URL))
+	b := notifytest.OpenBus(t, t.TempDir())
+	defer b.Close()
+	const backlog = 200
+	for i := range backlog {
+		notifytest.Publish(t, b, incident(fmt.Sprint("pool", i), fmt.Sprint("page-", i), alert.Critical))
+	}
+	// The pulls the server answers, seen as any subscriber sees them.
+	var pulls atomic.Int64
+	sub, err := b.NC.Subscribe("$JS.API.CONSUMER.MSG.NEXT."+bus.StreamAlerts+".>", func(*nats.Msg) { pulls.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := b.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.WaitFor(t, 30*time.Second, "every notification", func() bool { return len(f.got()) >= backlog })
+	took := time.Since(start)
+	time.Sleep(300 * time.Millisecond) // room for a duplicate to show up
+	got := f.got()
+	slices.Sort(got)
+	if n := len(slices.Compact(got)); n != backlog || len(f.got()) != backlog {
+		t.Errorf("%d notifications accepted, %d of them distinct: want each of %d once", len(f.got()), n, backlog)
+	}
+	t.Logf("%d notifications delivered in %v with %d pulls", backlog, took.Round(time.Millisecond), pulls.Load())
+	if n := pulls.Load(); n > backlog/10 {
+		t.Errorf("%d pulls for %d notifications: want a few, each for a batch", n, backlog)
 	}
 }

@@ -148,12 +148,16 @@ func (w *worker) run(ctx context.Context) {
 			w.order.learnPending(ctx, cons)
 		}
 		// Long poll, bounded so shutdown and consumer loss are noticed.
+		// One pull asks for up to fetchBatch messages and hands each on as
+		// it arrives: a burst of pages is not fetched one round trip at a
+		// time.
 		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		msg, err := cons.Next(jetstream.FetchContext(fctx))
+		got, err := w.fetch(ctx, fctx, cons)
 		cancel()
 		switch {
+		case err == nil && got == 0:
+			cons = w.stillThere(ctx, cons)
 		case err == nil:
-			w.order.dispatch(ctx, msg)
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
@@ -166,6 +170,28 @@ func (w *worker) run(ctx context.Context) {
 			_ = clock.Sleep(ctx, time.Second)
 		}
 	}
+}
+
+// fetchBatch is how many outbox messages one pull asks for.
+const fetchBatch = 64
+
+// fetch dispatches what one pull brings until it is complete or pull (the
+// pull's own bound) ends, and reports how many it brought; ctx is the
+// worker's, which the incidents' deliveries run under.
+func (w *worker) fetch(ctx, pull context.Context, cons jetstream.Consumer) (int, error) {
+	batch, err := cons.Fetch(fetchBatch, jetstream.FetchContext(pull))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for msg := range batch.Messages() {
+		n++
+		w.order.dispatch(ctx, msg)
+	}
+	if err := batch.Error(); err != nil && (n == 0 || !errors.Is(err, context.DeadlineExceeded)) {
+		return n, err
+	}
+	return n, nil
 }
 
 // consumer creates the channel's durable consumer or updates the settings
@@ -219,12 +245,16 @@ type outcome struct {
 	// flight, the dead-letter stream did not take it).
 	retryIn time.Duration
 	hold    bool
+	// ack, after a delivery, confirms it with the bus: run once the send
+	// slot is given back, since the service has nothing more to do with it.
+	ack func()
 }
 
 // handle delivers one outbox message. It is acknowledged only after the
-// service accepted it, and after retry_for it goes to the dead-letter
-// stream. A message that stays keeps its place at the head of its
-// incident; when it is tried again is the channel's decision (health.go).
+// service accepted it (outcome.ack, which the caller runs), and after
+// retry_for it goes to the dead-letter stream. A message that stays keeps
+// its place at the head of its incident; when it is tried again is the
+// channel's decision (health.go).
 // failed counts this run's failed attempts at it so far.
 func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) outcome {
 	meta, err := msg.Metadata()
@@ -271,8 +301,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
 			"since_created", time.Since(n.Created).Round(time.Millisecond))
 		w.delivered(n.ID)
-		w.ack(ctx, msg, n, log)
-		return outcome{tried: true}
+		return outcome{tried: true, ack: func() { w.ack(ctx, msg, n, log) }}
 	}
 	if ctx.Err() != nil {
 		// Shutting down mid-send: hand it back at once for the next run.

@@ -214,19 +214,27 @@ func (r *runner) consume(ctx context.Context) error {
 			}
 			r.handle(ctx, m)
 			switch n := len(r.batch); {
+			case len(r.dueHosts) > 0 && (len(ch) == 0 || n >= batchMax):
+				r.dueNow(ctx)
 			case n >= batchMax:
 				r.commit(ctx)
 			case n == 1:
 				batchDue.Reset(saveEvery)
 			}
 		case <-batchDue.C:
-			if len(r.batch) > 0 {
+			if len(r.dueHosts) > 0 {
+				r.dueNow(ctx)
+			} else if len(r.batch) > 0 {
 				r.commit(ctx)
 			}
 		case m := <-r.core:
 			r.handleCore(ctx, m)
 		case <-t.C:
-			r.tick(ctx, r.now())
+			if len(r.dueHosts) > 0 {
+				r.dueNow(ctx) // its batch is saved before its pages go out
+			} else {
+				r.tick(ctx, r.now())
+			}
 			if r.opts.DrainLegacy && r.drained(ctx, cons) {
 				return ErrDrained
 			}
@@ -271,6 +279,9 @@ type runner struct {
 	// batch holds the facts applied but not yet acknowledged: their
 	// effects are saved together, then they are acked (run_batch.go).
 	batch []heldFact
+	// dueHosts are the hosts (subject tokens) whose facts in the open
+	// batch made a page due (markDue).
+	dueHosts map[string]struct{}
 }
 
 // now is the engine's clock.
@@ -302,6 +313,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Ack() // applied already, as it was published
 		return
 	}
+	r.sendDueBefore(ctx, m.Subject())
 	host, ok := r.observe(ctx, m.Subject(), m.Data(), positionOf(m, r.stream))
 	if !ok {
 		_ = m.Term()
@@ -313,7 +325,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	if id := m.Headers().Get(CanaryHeader); id != "" {
 		r.canary(ctx, host, id)
 	}
-	r.dueNow(ctx, host)
+	r.markDue(host)
 }
 
 // handleCore applies a fact as it was published, while the storage fails.
@@ -331,22 +343,9 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 	}
 	r.seen.Add(sum)
 	r.commit(ctx)
-	r.dueNow(ctx, host)
-}
-
-// dueNow sends at once what the fact just applied for host made due: the
-// first page of a quiet group should not wait up to a second for the
-// ticker (a pulled disk should reach the phone now). Groups of other hosts
-// falling due with time are the ticker's. The open batch is committed
-// first, as when each fact was saved on its own: a conflict with another
-// engine gives the fact back before its page goes out, and a crash after
-// the save leaves the page due in the saved state.
-func (r *runner) dueNow(ctx context.Context, host string) {
-	now := r.now()
-	if !r.e.DueFor(host, now) || r.commit(ctx) {
-		return
+	if r.markDue(host); len(r.dueHosts) > 0 {
+		r.dueNow(ctx)
 	}
-	r.tick(ctx, now)
 }
 
 // observe applies one fact, read from the facts stream at pos (zero for a
@@ -401,100 +400,6 @@ func (r *runner) tick(ctx context.Context, now time.Time) {
 	r.flush(ctx, wall)
 	r.commit(ctx)
 	r.savePosition(ctx, wall)
-}
-
-// flush publishes what is pending, in order; what the outbox does not take
-// is delivered directly once and stays pending until the outbox takes it
-// (its channels then skip it: notifiers.DirectRecord).
-func (r *runner) flush(ctx context.Context, now time.Time) {
-	degraded := r.opts.Degraded != nil && r.opts.Degraded()
-	if degraded && !r.wasDegraded {
-		// What the outbox took just before the failure showed may be stuck
-		// in it: send it directly too (channels that had it are skipped).
-		for _, s := range r.recent {
-			if now.Sub(s.at) <= recentFor {
-				r.sendDirect(ctx, s.n, 0)
-			}
-		}
-	}
-	r.wasDegraded = degraded
-	for len(r.pending) > 0 {
-		if !r.outboxDown.IsZero() && now.Sub(r.outboxDown) < retryStorageEvery {
-			break
-		}
-		n := r.pending[0].n
-		pctx, cancel := context.WithTimeout(ctx, storageTimeout)
-		err := publish(pctx, r.b, n)
-		cancel()
-		r.report("outbox", err)
-		if err != nil {
-			if r.outboxDown.IsZero() {
-				r.log.Error("rules: the outbox does not take notifications; delivering directly and retrying", "id", n.ID, "err", err)
-			}
-			r.outboxDown = now
-			break
-		}
-		if !r.outboxDown.IsZero() {
-			r.log.Info("rules: the outbox takes notifications again", "pending", len(r.pending))
-		}
-		r.outboxDown = time.Time{}
-		if degraded && !r.pending[0].direct {
-			// Taken, but the storage fails: it may never be delivered.
-			// Give the channels' workers a moment first, so that what they
-			// deliver is not sent twice.
-			r.sendDirect(ctx, n, takenGrace)
-		}
-		if id := r.pending[0].silence; id != "" {
-			r.noticed(ctx, id, r.now())
-		}
-		r.pending = r.pending[1:]
-		r.remember(n, now)
-		r.log.Info("notification", "id", n.ID, "host", n.Host, "status", n.Status, "alerts", len(n.Alerts), "severity", n.MaxSeverity())
-	}
-	for i := range r.pending {
-		if p := &r.pending[i]; !p.direct {
-			p.direct = true
-			r.sendDirect(ctx, p.n, 0)
-		}
-	}
-}
-
-// takenGrace is how long a notification the outbox took while the storage
-// fails waits before it is also sent directly.
-const takenGrace = 3 * time.Second
-
-// sendDirect hands n to opts.Direct after delay, in the background: a hung
-// channel must not stop the engine.
-func (r *runner) sendDirect(ctx context.Context, n alert.Notification, delay time.Duration) {
-	if r.opts.Direct == nil {
-		return
-	}
-	go func() {
-		if delay > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-		}
-		if err := r.opts.Direct(ctx, n); err != nil {
-			r.log.Error("rules: direct delivery failed", "id", n.ID, "err", err)
-		}
-	}()
-}
-
-// recentFor is how long a published notification is remembered, to be
-// sent directly too if the storage turns out to be failing.
-const recentFor = time.Minute
-
-func (r *runner) remember(n alert.Notification, now time.Time) {
-	keep := r.recent[:0]
-	for _, s := range r.recent {
-		if now.Sub(s.at) <= recentFor {
-			keep = append(keep, s)
-		}
-	}
-	r.recent = append(keep, sentNote{n: n, at: now})
 }
 
 // save writes the changed state and reports whether another engine changed
@@ -580,20 +485,4 @@ func (r *runner) reload(ctx context.Context) {
 	if err := r.e.Load(ctx, r.kv); err != nil {
 		r.log.Error("rules: reload state", "err", err)
 	}
-}
-
-// publish puts a notification on zwatch.v1.<host>.alert.
-func publish(ctx context.Context, b *bus.Bus, n alert.Notification) error {
-	data, err := wrapNotification(n)
-	if err != nil {
-		return err
-	}
-	if _, err := b.JS.Publish(ctx, bus.Subject(n.Host, bus.KindAlert), data, jetstream.WithMsgID(n.ID)); err != nil {
-		return fmt.Errorf("publish notification %s: %w", n.ID, err)
-	}
-	return nil
-}
-
-func wrapNotification(n alert.Notification) ([]byte, error) {
-	return bus.WrapSchema(bus.SchemaNotification, n.Host, "rules", n.Created, n)
 }

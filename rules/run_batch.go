@@ -5,13 +5,18 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/zwatch/zwatch/bus"
 )
 
 // A batch of facts is saved once and then acknowledged: each host's state
 // is written at most once per batch instead of once per fact. A batch
 // closes when it holds batchMax facts (one pull from the consumer) or is
-// saveEvery old, whichever comes first. Pages do not wait for it: they are
-// published as soon as a fact makes them due (dueNow), before the save.
+// saveEvery old, whichever comes first. Pages do not wait for it: once a
+// fact makes one due, the batch closes as soon as no further fact waits
+// to be applied, or before that host's next fact (dueNow). A burst of pages (a thousand hosts of a fleet
+// degrading at once) is then saved and published together, not with three
+// round trips to the cluster for each of its facts in turn.
 const (
 	batchMax  = 64
 	saveEvery = 100 * time.Millisecond
@@ -36,6 +41,49 @@ func (r *runner) holds(sum uint64) bool {
 		}
 	}
 	return false
+}
+
+// markDue notes whether the fact just applied for host made one of its
+// notifications due.
+func (r *runner) markDue(host string) {
+	if !r.e.DueFor(host, r.now()) {
+		return
+	}
+	if r.dueHosts == nil {
+		r.dueHosts = map[string]struct{}{}
+	}
+	r.dueHosts[bus.Token(host)] = struct{}{}
+}
+
+// sendDueBefore sends what is due before a fact on subject is applied,
+// when it is a fact of a host with a page due: each page is judged on the
+// facts up to the one that made it due, as when each fact was handled on
+// its own. A disk that drops out and is back in the host's next fact still
+// pages (and resolves), instead of vanishing within one batch.
+func (r *runner) sendDueBefore(ctx context.Context, subject string) {
+	if len(r.dueHosts) == 0 {
+		return
+	}
+	if host, ok := bus.HostOf(subject); ok {
+		if _, due := r.dueHosts[host]; due {
+			r.dueNow(ctx)
+		}
+	}
+}
+
+// dueNow sends what the open batch's facts made due: the first page of a
+// quiet group should not wait up to a second for the ticker (a pulled
+// disk should reach the phone now). Groups of other hosts falling due with
+// time are the ticker's. The batch is committed first, as when each fact
+// was saved on its own: a conflict with another engine gives the facts
+// back before their pages go out, and a crash after the save leaves the
+// pages due in the saved state.
+func (r *runner) dueNow(ctx context.Context) {
+	clear(r.dueHosts)
+	if r.commit(ctx) {
+		return
+	}
+	r.tick(ctx, r.now())
 }
 
 // commit saves the changed state and then acknowledges the open batch, as
