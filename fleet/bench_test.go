@@ -19,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
@@ -382,10 +383,13 @@ type hook struct {
 	srv *httptest.Server
 	mu  sync.Mutex
 	at  map[string]time.Time
+	// page is each host's first firing notification, for where its time
+	// went (the engine's Created, the outbox's timestamp of its ID).
+	page map[string]alert.Notification
 }
 
 func newHook() *hook {
-	h := &hook{at: map[string]time.Time{}}
+	h := &hook{at: map[string]time.Time{}, page: map[string]alert.Notification{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		body, _ := io.ReadAll(r.Body)
@@ -394,6 +398,7 @@ func newHook() *hook {
 			h.mu.Lock()
 			if _, ok := h.at[p.Host]; !ok {
 				h.at[p.Host] = now
+				h.page[p.Host] = p.Notification
 			}
 			h.mu.Unlock()
 		}
@@ -406,6 +411,14 @@ func (h *hook) first(host string) (time.Time, bool) {
 	defer h.mu.Unlock()
 	t, ok := h.at[host]
 	return t, ok
+}
+
+// notification is host's first firing notification, as the hook received it.
+func (h *hook) notification(host string) (alert.Notification, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, ok := h.page[host]
+	return n, ok
 }
 
 func (h *hook) count(hosts []string) int {

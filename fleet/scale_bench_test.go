@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ import (
 //     from the servers' start and sustained, the ratio to raw, and the CPU
 //     per fact;
 //  3. three servers under the default intervals of every host, then a
-//     burst of 10 % of the hosts degrading at once: fact -> webhook latency;
+//     burst of 10 % of the hosts degrading at once: fact -> webhook latency,
+//     and how it divides between the engine, the outbox and the channel;
 //  4. one server crashes (its connection drops) and comes back after a
 //     while: time until the lag is back to normal after the crash (its
 //     partitions move after the lease TTL) and after its return (a
@@ -59,6 +61,7 @@ import (
 // ZWATCH_SCALE_NATS_SERVER (a nats-server binary: go build -o
 // /tmp/nats-server github.com/nats-io/nats-server/v2) runs the nodes as
 // three processes, so that their CPU and memory are measured apart.
+// ZWATCH_SCALE_BURST_PROFILE (a file) takes a CPU profile of the burst.
 func TestScaleBenchmark(t *testing.T) {
 	if os.Getenv("ZWATCH_SCALE_BENCH") == "" {
 		t.Skip("set ZWATCH_SCALE_BENCH=1 to run the scale benchmark")
@@ -416,6 +419,15 @@ func TestScaleBenchmark(t *testing.T) {
 		}
 		t.Logf("default intervals: %.0f facts/s published; lag at most %d facts; host states written %.0f/s on average over %v, %.0f/s at the busiest",
 			rate, maxLag, meanWrites, lastAt.Sub(firstAt).Round(time.Second), busiest)
+		// ZWATCH_SCALE_BURST_PROFILE: a CPU profile of this process from the
+		// burst until its last page, to see what the latency is made of.
+		if path := os.Getenv("ZWATCH_SCALE_BURST_PROFILE"); path != "" {
+			if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+				defer f.Close()
+				defer pprof.StopCPUProfile()
+			}
+		}
+		burstCPU, burstAt := processCPU(), time.Now()
 		burst := map[string]time.Time{}
 		rnd := rand.New(rand.NewPCG(3, 4))
 		for _, h := range rnd.Perm(hosts)[:hosts/10] {
@@ -433,13 +445,18 @@ func TestScaleBenchmark(t *testing.T) {
 				lat = append(lat, got.Sub(at))
 			}
 		}
+		pprof.StopCPUProfile()
+		burstCores := (processCPU() - burstCPU).Seconds() / time.Since(burstAt).Seconds()
 		slices.Sort(lat)
 		if len(lat) < len(burst) {
 			t.Errorf("burst: %d of %d hosts never paged", len(burst)-len(lat), len(burst))
 		}
 		if len(lat) > 0 {
-			t.Logf("burst of %d hosts degrading at once: fact -> webhook p50 %v, p99 %v, max %v",
-				len(burst), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+			t.Logf("burst of %d hosts degrading at once: fact -> webhook p50 %v, p99 %v, max %v; this process used %.2f of %d cores meanwhile",
+				len(burst), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), burstCores, runtime.NumCPU())
+			if alerts, err := admin.JS.Stream(ctx, bus.StreamAlerts); err == nil {
+				t.Logf("burst, where the time went: %s", latencySplit(ctx, alerts, hook, burst))
+			}
 		}
 
 		// 4. A server crashes under the load and comes back later. "Back
