@@ -157,6 +157,8 @@ func publishWindow(pending []pendingNote) int {
 func publishAll(ctx context.Context, b *bus.Bus, ns []alert.Notification) []error {
 	errs := make([]error, len(ns))
 	if len(ns) == 1 {
+		// A box's usual case: no asynchronous publish, whose first use
+		// subscribes the connection to acknowledgements for good.
 		errs[0] = publish(ctx, b, ns[0])
 		return errs
 	}
