@@ -10,7 +10,7 @@ import (
 	"runtime"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // ErrNotAvailable marks a source that does not exist on this machine (no

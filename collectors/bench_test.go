@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // BenchmarkPollCycleStatus is one zpool status poll as the daemon runs it:

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // Publisher puts one message of a kind on the bus for this host.

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/mountcheck"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/internal/mountcheck"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // defaultCheckTimeout bounds one poll's look at this machine's files (key

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // datasetsArgv is the datasets collector's zfs argv with every column.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 // Disks lists the disks present (sysfs and /dev/disk/by-id, nothing

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // KernelLogName is the kernel log follower's name in envelopes and logs.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // capturedRecords splits a capture of raw /dev/kmsg reads (one record per

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // These tests read the real kernel log of the machine they run on. As

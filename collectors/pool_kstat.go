@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // KstatDir is where Linux's SPL publishes the ZFS kstats, one directory per

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/strutil"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 // SmartCollectorName is the smart collector's name in envelopes and errors.

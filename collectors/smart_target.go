@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 // UrgentSkip says why a CollectTarget read nothing; the daemon logs it

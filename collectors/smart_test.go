@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 // Outputs captured on the zwatch dev VM (Firecracker, kernel 6.18.44) with

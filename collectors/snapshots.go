@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // Streamer runs a tool whose stdout is read as it comes, under the same

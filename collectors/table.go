@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // Spec is one line of the collector table: how to build a collector, how

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // Every line of the table builds what it says: one kind of collector, under

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 const captured = "../testdata/captured/zfs-2.3.2/"

@@ -9,9 +9,9 @@ import (
 	"os"
 	"sync"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // ZFSModuleVersionFile is where Linux shows the loaded zfs module's release.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // A release without -j (2.1.11, real output): -j is refused once, the text

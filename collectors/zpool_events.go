@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // EventFollower follows `zpool events -f -H -v` so that a pulled or faulted

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // ZpoolImport publishes the pools that are on this machine's disks, or in

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // importedListing is a real `zpool list -H -o name,health,capacity`

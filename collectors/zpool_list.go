@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // zol07ListColumns are the default columns of ZoL 0.7, before CKPOINT.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/testutil"
 )
 

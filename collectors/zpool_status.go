@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // ZpoolStatus reads the full pool state from `zpool status`: JSON on

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwatch/zwatch/execx"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // argvRunner answers each argv (without the program name) from a table,

@@ -1,6 +1,6 @@
 package collectors
 
-import "github.com/zwatch/zwatch/zfs"
+import "github.com/zwatch/zwatch/model/zfs"
 
 // leafCounters are the counters of one leaf that say it misbehaves.
 type leafCounters struct {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
 )
 
 // seqRunner answers each call with the next output, whatever the argv.

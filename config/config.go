@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/internal/input"
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 	"gopkg.in/yaml.v3"
 )
 

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 // A config file is whatever a person pasted: Parse must answer every input

@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 )
 
 // NotifyConfig lists the channels that deliver alerts to people.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 )
 
 // RulesConfig holds the rule engine's thresholds and alert lifecycle. Every

@@ -13,7 +13,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/history"
+	"github.com/zwatch/zwatch/views/history"
 )
 
 // Version is set at build time (-ldflags "-X github.com/zwatch/zwatch/daemon.Version=...").

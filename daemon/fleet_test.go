@@ -14,16 +14,16 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/fleet/clustertest"
+	"github.com/zwatch/zwatch/internal/catalog"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/testutil"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )

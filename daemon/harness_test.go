@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/notifiers"
 )
 

@@ -5,13 +5,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/clock"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/channel"
-	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/views/statusview"
 )
 
 // inventoryEvery is how often the hosts' pools and disks are read for the

@@ -7,10 +7,10 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/history"
-	"github.com/zwatch/zwatch/metrics"
-	"github.com/zwatch/zwatch/statusview"
-	"github.com/zwatch/zwatch/web"
+	"github.com/zwatch/zwatch/views/history"
+	"github.com/zwatch/zwatch/views/metrics"
+	"github.com/zwatch/zwatch/views/statusview"
+	"github.com/zwatch/zwatch/views/web"
 )
 
 // lookComponents are what a person looks at: the history writer, and the

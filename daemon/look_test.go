@@ -18,7 +18,7 @@ import (
 
 	"github.com/zwatch/zwatch/internal/browsertest"
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/views/statusview"
 )
 
 // standInTools are zpool, zfs and smartctl replaying the real outputs of

@@ -7,12 +7,12 @@ import (
 
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/maintenance"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/tools/maintenance"
 )
 
 // liveMaintenance runs scrubs and self-tests with the real tools.

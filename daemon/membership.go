@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // Member says where a disk sits: its pool and top-level vdev (or the class,

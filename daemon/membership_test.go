@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // A real degraded status (GUID-named missing disk with `was`) joined to

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/mailers"
+	"github.com/zwatch/zwatch/internal/neighbours"
 )
 
 // warnOtherNotifiers says once, at start, when ZED or smartd on this
@@ -17,7 +17,7 @@ func warnOtherNotifiers(cfg *config.Config, root string, log *slog.Logger) {
 	if root == "" {
 		return
 	}
-	r := mailers.Detect(root)
+	r := neighbours.Detect(root)
 	for _, err := range r.Problems {
 		log.Debug("cannot tell whether ZED or smartd notifies too", "err", err)
 	}

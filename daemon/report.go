@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
-	"github.com/zwatch/zwatch/statusview"
+	"github.com/zwatch/zwatch/views/statusview"
 )
 
 // AlertsReport is what `zwatch alerts` shows: alerts firing now, the recent

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/statusview/viewtest"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/views/statusview/viewtest"
 )
 
 // BenchmarkAlertsSnapshot is one rebuild of the alerts snapshot, what the

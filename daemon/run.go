@@ -13,12 +13,12 @@ import (
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/fleet"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
 )

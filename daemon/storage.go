@@ -13,11 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
+	"github.com/zwatch/zwatch/internal/units"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/rules"
-	"github.com/zwatch/zwatch/units"
 )
 
 // lowFree is the free space under which the state filesystem counts as

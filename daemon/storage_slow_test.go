@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // Writes that only time out (the loaded e2e guest: state saves timing out

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 // TestSystemdReadyWatchdogAndHeartbeatURL runs the daemon the way systemd

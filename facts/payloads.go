@@ -3,8 +3,8 @@ package facts
 import (
 	"time"
 
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // The payloads of the facts collectors publish. Each is versioned by its

@@ -13,8 +13,8 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/rules"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 // HostView is one host as `zwatch status --all-hosts` shows it: its last

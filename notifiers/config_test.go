@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/email"
 	"github.com/zwatch/zwatch/notifiers/telegram"

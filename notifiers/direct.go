@@ -12,9 +12,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // DirectNote is the line a notification sent around the outbox carries, so

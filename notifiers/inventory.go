@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/internal/clock"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 

@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/clock"
 	"github.com/zwatch/zwatch/internal/recent"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 

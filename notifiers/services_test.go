@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwatch/zwatch/catalog"
+	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/notifiers"
 )
 

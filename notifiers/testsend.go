@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 // TestResult is the outcome of `zwatch notify test` for one channel.

@@ -9,7 +9,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // benchMix is a day's message mix of a 4-disk NAS, from real outputs:

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 var update = flag.Bool("update", false, "rewrite the alert table of docs/rules.md from Catalogue()")

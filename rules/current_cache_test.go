@@ -7,8 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/silence"
 )
 

@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/input"
-	"github.com/zwatch/zwatch/kernlog"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/kernlog"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // EvalHost is the host name saved outputs are evaluated as.

@@ -15,7 +15,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/input"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // A saved kernel log in `zwatch rules eval` becomes the kernel.log facts

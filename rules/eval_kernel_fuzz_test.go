@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // FuzzEvalKernel: any bytes read as a saved kernel log either are none

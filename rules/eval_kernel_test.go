@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // kernelLogs holds real kernel logs from public bug reports (its SOURCES.md).

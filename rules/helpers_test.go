@@ -13,14 +13,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/statusview/viewtest"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/views/statusview/viewtest"
 )
 
 const testHost = "nas1"

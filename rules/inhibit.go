@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // InhibitRule is an inhibition in the manner of Alertmanager's

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // The join ties a vdev (as zpool names it) to a SMART report (as smartctl

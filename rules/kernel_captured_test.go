@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // cap232l holds the QEMU captures of step l (testdata/captured/zfs-2.3.2/README.md).

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // Levels are the warning and critical levels a rule applies to one

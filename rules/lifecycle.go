@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // cond is what a rule reports: a condition that holds now. The lifecycle

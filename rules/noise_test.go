@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // Tests of "never noisy": one incident pages once, and again only when it

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // Rule is one rule of the catalogue: the code that judges one kind of

@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/units"
+	"github.com/zwatch/zwatch/internal/units"
 
-	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func poolCapacityRule() Rule {

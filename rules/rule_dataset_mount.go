@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/units"
+	"github.com/zwatch/zwatch/internal/units"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 func datasetNotMountedRule() Rule {

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/units"
+	"github.com/zwatch/zwatch/internal/units"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 func datasetQuotaRule() Rule {

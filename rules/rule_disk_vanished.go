@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 // A disk outside any pool (a spare on the shelf of the case, a backup disk,

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 func nvmeRule() Rule {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/strutil"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func poolStateRule() Rule {

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // namePoolSuspended: ZFS stopped all I/O to a pool (a device it needs is gone

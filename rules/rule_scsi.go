@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 func scsiDefectsRule() Rule {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func slowIORule() Rule {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 func smartAttributesRule() Rule {

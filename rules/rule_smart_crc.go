@@ -3,11 +3,11 @@ package rules
 import (
 	"fmt"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 func smartCRCRule() Rule {

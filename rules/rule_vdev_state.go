@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func vdevStateRule() Rule {

@@ -10,7 +10,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // datasetsEnv wraps datasets as the datasets collector sends them.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // No testdata pairs a zpool status and a SMART report of the same disk, so

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/mountcheck"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/mountcheck"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // capturedDatasets parses a real datasets listing of step k (zfs list -Hp

@@ -8,9 +8,9 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // The disks of the real capture machine (a.ls-l-dev-disk-by-id.txt): sdd

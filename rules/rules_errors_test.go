@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func leafNamed(pools []*zfs.Pool, name string) *zfs.Vdev {

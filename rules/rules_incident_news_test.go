@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 // The e2e readerr sequence on the real l4 captures: the kernel's records

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/kernlog"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/kernlog"
 )
 
 // The kernel.log payloads here are built by hand: they are what the

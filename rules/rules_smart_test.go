@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 // Each case parses a real `smartctl -j` output into a smart message.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/units"
+	"github.com/zwatch/zwatch/internal/units"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // k1Time is the guest's clock when step k1 was captured (k1-healthy.date-s.txt).

@@ -11,12 +11,12 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/silence"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 // fakeClock is the engine's clock in these tests: it moves only when told.

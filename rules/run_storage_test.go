@@ -8,10 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // With the outbox gone (its stream deleted, as a store that went offline

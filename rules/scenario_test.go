@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // The scenario replays real outputs of one FreeBSD pool (upool, Dec 2025):

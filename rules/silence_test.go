@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/silence"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 // newSilence is a silence of matchers (as typed on the command line) from

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // The event fields SlowIO and IOHung read (ena, zio_timestamp, zio_delta)

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func secs(n int64) time.Duration { return time.Duration(n) * time.Second }

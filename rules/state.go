@@ -4,11 +4,11 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // stateVersion is bumped when hostState changes incompatibly; an older

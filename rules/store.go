@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // keyPrefix names the rule engine's keys in bus.StateBucket: one key per

@@ -1,9 +1,9 @@
 package rules
 
 import (
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // What the status page needs of the rules' own reading of a pool, so that the

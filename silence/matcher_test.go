@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 func labels(kv ...string) func(string) string {

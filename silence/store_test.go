@@ -9,9 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 func openKV(ctx context.Context, t *testing.T, dir string) (*bus.Bus, jetstream.KeyValue) {

@@ -14,11 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/replace"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/rules"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/tools/replace"
 )
 
 // checkOptions are the flags of `zwatch check`.

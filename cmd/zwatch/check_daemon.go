@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/fleet"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/rules"
 )
 

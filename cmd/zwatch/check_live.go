@@ -16,8 +16,8 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/rules"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/rules"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 // checkFacts is the newest fact of each kind the check judged: what its

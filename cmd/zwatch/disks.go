@@ -15,13 +15,13 @@ import (
 
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/daemon"
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/internal/strutil"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/units"
+	"github.com/zwatch/zwatch/internal/units"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/smart"
 )
 
 func newDisksCmd(g *globals) *cobra.Command {

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 func freeAddr(t *testing.T) string {

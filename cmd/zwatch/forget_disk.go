@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/disk"
 )
 
 func newForgetDiskCmd(g *globals) *cobra.Command {

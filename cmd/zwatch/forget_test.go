@@ -12,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 // openDaemonBus opens the embedded bus the way `zwatch run` does, with its

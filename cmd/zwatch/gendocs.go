@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/internal/manpage"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/history"
+	"github.com/zwatch/zwatch/views/history"
 )
 
 func newHistoryCmd(g *globals) *cobra.Command {

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/history"
-	"github.com/zwatch/zwatch/smart"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/catalog"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/views/history"
 )
 
 // `zwatch history export` reads the running daemon's history through its

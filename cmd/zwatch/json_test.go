@@ -21,7 +21,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/simulate"
+	"github.com/zwatch/zwatch/tools/simulate"
 )
 
 // decodeJSON decodes out into a map, failing the test when it is not one

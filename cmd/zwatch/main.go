@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 // Exit codes, documented in README.md.

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/zwatch/zwatch/provision"
+	"github.com/zwatch/zwatch/tools/provision"
 )
 
 func newProvisionCmd(g *globals) *cobra.Command {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/disk"
-	"github.com/zwatch/zwatch/execx"
-	"github.com/zwatch/zwatch/replace"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/disk"
+	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/tools/replace"
 )
 
 func newReplaceCmd(g *globals) *cobra.Command {

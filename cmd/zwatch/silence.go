@@ -10,9 +10,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
 )

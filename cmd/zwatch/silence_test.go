@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
-	"github.com/zwatch/zwatch/zfs"
 )
 
 // fireOffline saves, as the rule engine would, the state of host nas1

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/simulate"
+	"github.com/zwatch/zwatch/tools/simulate"
 )
 
 func newSimulateCmd(g *globals) *cobra.Command {

@@ -18,10 +18,10 @@ import (
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/fleet"
+	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/input"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // statusReport is the --json output of `zwatch status`; its schema is

@@ -10,14 +10,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/internal/units"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/rules"
-	"github.com/zwatch/zwatch/units"
 )
 
 // datasetAlerts are the alerts `zwatch status` shows under a pool: what

@@ -3,11 +3,11 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/daemon"
-	"github.com/zwatch/zwatch/execx"
+	"github.com/zwatch/zwatch/internal/execx"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
-	"github.com/zwatch/zwatch/replace"
+	"github.com/zwatch/zwatch/tools/replace"
 )
 
 // addCommands adds the commands beyond the basic four.

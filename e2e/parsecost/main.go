@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 func main() {

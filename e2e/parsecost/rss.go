@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // snapshotsRSS streams a snapshot listing through zfs.SummarizeSnapshots from the file, never

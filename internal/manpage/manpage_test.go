@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/internal/mantest"
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 )
 
 const examplePath = "../../configs/zwatch.example.yaml"

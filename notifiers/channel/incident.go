@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/internal/strutil"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // Incident services (PagerDuty, Opsgenie) open one incident per alert and

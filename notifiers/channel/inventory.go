@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // InventoryReceiver is implemented by senders that show every pool and disk

@@ -3,7 +3,7 @@ package channel
 import (
 	"time"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 )
 
 // Message is one notification rendered for people (notifiers.Render).

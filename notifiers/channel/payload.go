@@ -1,6 +1,6 @@
 package channel
 
-import "github.com/zwatch/zwatch/alert"
+import "github.com/zwatch/zwatch/model/alert"
 
 // Payload is the notification as programs receive it: the body the webhook
 // channel posts and the exec channel writes to its program's stdin. Its

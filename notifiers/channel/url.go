@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/yamlcheck"
+	"github.com/zwatch/zwatch/internal/yamlcheck"
 )
 
 // URLForm is how a channel type is written as one URL, for people coming

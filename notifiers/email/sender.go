@@ -11,7 +11,7 @@ import (
 
 	mail "github.com/wneessen/go-mail"
 
-	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 

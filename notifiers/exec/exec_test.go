@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
-	"github.com/zwatch/zwatch/alert"
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/channel"
 	"github.com/zwatch/zwatch/notifiers/exec"

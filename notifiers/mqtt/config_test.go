@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zwatch/zwatch/catalog"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/internal/catalog"
 )
 
 func parse(t *testing.T, channel string) (*config.Loaded, error) {

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/strutil"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 

@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
