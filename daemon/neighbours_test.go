@@ -11,7 +11,7 @@ import (
 
 // debianBox lays out, under a temporary root, what Debian 12's zfs-zed and
 // smartmontools install by default (their real zed.rc and smartd.conf,
-// mailers/testdata), with a mail program, and zed and smartd running.
+// internal/neighbours/testdata), with a mail program, and zed and smartd running.
 func debianBox(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -25,7 +25,7 @@ func debianBox(t *testing.T) string {
 		}
 	}
 	real := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../mailers/testdata/debian-12", name))
+		b, err := os.ReadFile(filepath.Join("../internal/neighbours/testdata/debian-12", name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ type Options struct {
 	// listens (tests listen on port 0).
 	HTTPReady func(net.Addr)
 	// SystemRoot, when set, is where the start looks for ZED and smartd
-	// notifying too (package mailers): "/" for `zwatch run`, a fixture tree
+	// notifying too (package neighbours): "/" for `zwatch run`, a fixture tree
 	// in tests; "" skips the look (a simulation is not about this machine).
 	SystemRoot string
 }
