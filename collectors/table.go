@@ -23,13 +23,38 @@ type Spec struct {
 	Enabled func(*config.Config) bool
 	// Platforms are the runtime.GOOS values it runs on; none means any.
 	Platforms []string
-	// Every reads its poll interval from the config (Poll only).
+	// Every reads its poll interval from the config (Poll only), for the
+	// built-in collectors whose keys sit under zfs:, smart: and disks:.
 	Every func(*config.Config) time.Duration
+	// Interval is, for a collector without Every, its default poll
+	// interval, which collectors.<Name>.interval overrides; MinInterval
+	// the shortest that key accepts (1s when 0).
+	Interval, MinInterval time.Duration
 	// Poll builds a collector run every Every. Exactly one of Poll and
 	// Follow is set.
 	Poll func(Env) Collector
 	// Follow builds a follower: a stream read as it comes.
 	Follow func(Env) Follower
+}
+
+// Period is how often the collector polls under cfg.
+func (s Spec) Period(cfg *config.Config) time.Duration {
+	if s.Every != nil {
+		return s.Every(cfg)
+	}
+	return cfg.CollectorInterval(s.Name, s.Interval)
+}
+
+// Keys are the table's collectors with keys of their own, for config
+// (config.Catalog.Collectors).
+func Keys(table []Spec) []config.CollectorInfo {
+	var out []config.CollectorInfo
+	for _, s := range table {
+		if s.Every == nil && s.Poll != nil {
+			out = append(out, config.CollectorInfo{Name: s.Name, Interval: s.Interval, Minimum: s.MinInterval})
+		}
+	}
+	return out
 }
 
 // Family is a group of collectors that one config switch turns off and one

@@ -40,8 +40,11 @@ func TestTableLinesAreWhole(t *testing.T) {
 		var name string
 		if s.Poll != nil {
 			polled[s.Name] = true
-			if s.Every == nil || s.Every(&cfg) <= 0 {
-				t.Errorf("%s: no interval from the default config", s.Name)
+			if s.Period(&cfg) <= 0 {
+				t.Errorf("%s: no interval from the default config: set Every (a built-in key) or Interval (collectors.%s.interval)", s.Name, s.Name)
+			}
+			if s.Every != nil && s.Interval != 0 {
+				t.Errorf("%s: set Every or Interval, not both", s.Name)
 			}
 			name = s.Poll(env).Name()
 		} else {

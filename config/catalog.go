@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Catalog tells config which extensions exist: the rules whose names
 // rules.for and rules.disabled may use, and the channel types notify.channels
 // may name. The rules and notifiers packages own those tables and config
@@ -12,4 +14,15 @@ type Catalog struct {
 	// Channels are the channel types notify.channels may name, in the
 	// order the documentation presents them (see ChannelType).
 	Channels []ChannelType
+	// Collectors are the collectors with an interval of their own, set by
+	// collectors.<name>.interval (collectors.Table()).
+	Collectors []CollectorInfo
+}
+
+// CollectorInfo is one collector whose poll interval is its own key.
+type CollectorInfo struct {
+	// Name is the collector's name, the key under collectors:.
+	Name string
+	// Interval is its default; Minimum the shortest interval it accepts.
+	Interval, Minimum time.Duration
 }

@@ -50,6 +50,10 @@ type Config struct {
 	HTTP        HTTPConfig        `yaml:"http"`
 	History     HistoryConfig     `yaml:"history"`
 	Memory      MemoryConfig      `yaml:"memory"`
+	// Collectors sets the collectors that have keys of their own, by name
+	// (collectors.go); the built-in ones read theirs under zfs:, smart:
+	// and disks:.
+	Collectors map[string]CollectorConfig `yaml:"collectors"`
 }
 
 // Roles of a zwatch process (key role, flag --role).
@@ -410,6 +414,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	positive(errs, "smart.urgent_min_interval", c.Smart.UrgentMinInterval, time.Minute)
 	positive(errs, "zfs.version_interval", c.ZFS.VersionInterval, time.Minute)
 	positive(errs, "disks.interval", c.Disks.Interval, 10*time.Second)
+	c.validateCollectors(errs, cat.Collectors)
 	if c.Kernel.Enabled && !strings.HasPrefix(c.Kernel.Kmsg, "/") {
 		errs.add("kernel.kmsg", c.Kernel.Kmsg, "want the absolute path of the kernel log device, normally /dev/kmsg")
 	}

@@ -57,8 +57,10 @@ func (c *toyFile) Collect(ctx context.Context, pub collectors.Publisher) error {
 }
 
 // A collector is one file and one table line: the toy above, appended to the
-// table, runs through the daemon's own component building on a real
-// embedded bus, and its fact arrives on its subject. Nothing else changed.
+// table with an interval of its own, is configured by collectors.toy_file
+// (checked by config with the catalogue made from the table), runs through
+// the daemon's own component building on a real embedded bus at that
+// interval, and its facts arrive on its subject. Nothing else changed.
 func TestACollectorIsOneTableLine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -83,13 +85,27 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 			table = append(table, s)
 		}
 	}
+	// Its table line: a poll with an interval of its own, which the config
+	// sets as collectors.toy_file.interval.
 	table = append(table, collectors.Spec{
-		Name:  "toy_file",
-		Every: func(*config.Config) time.Duration { return time.Hour },
-		Poll:  func(collectors.Env) collectors.Collector { return &toyFile{path: path} },
+		Name:     "toy_file",
+		Interval: time.Hour, MinInterval: time.Second,
+		Poll: func(collectors.Env) collectors.Collector { return &toyFile{path: path} },
 	})
-	cfg := config.Default()
-	cfg.Host, cfg.ZFS.Enabled, cfg.Smart.Enabled = "nas1", false, false
+	cat := config.Catalog{Collectors: collectors.Keys(table)}
+	for yaml, want := range map[string]string{
+		"collectors: {toy_file: {interval: 500ms}}": "collectors.toy_file.interval = \"500ms\": must be at least 1s, or 0 for the default (1h)",
+		"collectors: {toy_fil: {interval: 2s}}":     `collectors.toy_fil: unknown collector: did you mean "toy_file"?; collectors with keys of their own: toy_file`,
+	} {
+		if _, err := config.Parse(strings.NewReader(yaml), cat); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", yaml, err, want)
+		}
+	}
+	loaded, err := config.Parse(strings.NewReader("host: nas1\nzfs: {enabled: false}\nsmart: {enabled: false}\ncollectors: {toy_file: {interval: 1s}}\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loaded.Config
 	tr := newTracker()
 	comps := collectorComponents(&cfg, table, &collectors.BusPublisher{Bus: b, Host: cfg.Host}, tr, slog.New(slog.DiscardHandler))
 	if len(comps) != 1 || comps[0].Name != "toy_file" {
@@ -120,7 +136,20 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 	if err != nil || got.Value != 42 || env.Collector != "toy_file" || env.Host != "nas1" {
 		t.Fatalf("fact %+v, envelope %+v, err %v", got, env, err)
 	}
-	if h := tr.snapshot()["toy_file"]; h.Interval != time.Hour || h.LastOK == nil {
+	// It polls at the interval its key set: a second reading within seconds.
+	if err := os.WriteFile(path, []byte("43\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for got.Value != 43 {
+		if ctx.Err() != nil {
+			t.Fatalf("no second reading at collectors.toy_file.interval (1s): last %+v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if msg, err = st.GetLastMsgForSubject(ctx, subject); err == nil {
+			_, _ = bus.Decode(msg.Data, kindToyReading, &got)
+		}
+	}
+	if h := tr.snapshot()["toy_file"]; h.Interval != time.Second || h.LastOK == nil {
 		t.Errorf("heartbeat sees the toy as %+v", h)
 	}
 }

@@ -217,7 +217,7 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 			comps = append(comps, followComponent(s.Follow(e), pub, tr))
 		case s.Poll != nil:
 			c := s.Poll(e)
-			comps = append(comps, pollComponent(c, s.Every(cfg), trigger(s.Name), pub, tr, e.Log))
+			comps = append(comps, pollComponent(c, s.Period(cfg), trigger(s.Name), pub, tr, e.Log))
 			// Requests for a collector that does not run here (its
 			// family is off, or it cannot read one target) are dropped.
 			if tc, ok := c.(collectors.TargetCollector); ok {

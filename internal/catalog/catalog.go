@@ -1,10 +1,11 @@
-// Package catalog joins zwatch's extension tables — the rules and the
-// notification channels — into what config validates a file against. It is
+// Package catalog joins zwatch's extension tables — the rules, the
+// notification channels and the collectors with keys of their own — into what config validates a file against. It is
 // the one place that knows every table, so that config, rules and notifiers
 // need not know each other.
 package catalog
 
 import (
+	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/rules"
@@ -17,5 +18,6 @@ func Config() config.Catalog {
 	for _, s := range notifiers.Services() {
 		cat.Channels = append(cat.Channels, s)
 	}
+	cat.Collectors = collectors.Keys(collectors.Table())
 	return cat
 }
