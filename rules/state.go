@@ -12,7 +12,9 @@ import (
 )
 
 // stateVersion is bumped when hostState changes incompatibly; an older
-// record is then dropped (alerts re-fire once) rather than misread.
+// record is then dropped (alerts re-fire once) rather than misread. A
+// rule's memory changes shape under its own version (memory.go), not
+// this one, so a server of an earlier release still reads the alerts.
 const stateVersion = 1
 
 // Bounds that keep one host's persisted state small whatever happens.
@@ -59,13 +61,15 @@ type hostState struct {
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
-	// SeenDisks are the disks the inventory listed, by serial (DiskVanished),
-	// and ZFSVersion the last zfs version fact (ZFSVersionMismatch).
-	SeenDisks  map[string]*seenDisk  `json:"seen_disks,omitempty"`
-	ZFSVersion *facts.ZFSVersionData `json:"zfs_version,omitempty"`
+	// SeenDisks are the disks the inventory listed, by serial (DiskVanished).
+	SeenDisks map[string]*seenDisk `json:"seen_disks,omitempty"`
 	// Kernel is what the kernel logged about each disk, at most
 	// maxKernelDisks of them (scope_kernel.go).
 	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
+	// Memory is what the rules remember of the host between facts, each
+	// rule's under the name of its memory (memory.go); a rule's file
+	// declares it, and the catalogue lists it (Rule.Memory).
+	Memory map[string]*memo `json:"memory,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
