@@ -394,14 +394,7 @@ func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {
 	e.apply(h, scopeSmart+key, c.out, now)
 }
 
-func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) {
-	if a.ThrottleDelta > 0 {
-		t := now
-		h.ARCThrottleAt = &t
-		h.dirty = true
-	}
-	e.runARC(h, a, now)
-}
+func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) { e.runARC(h, a, now) }
 
 // evalARCHold re-runs the ARC rules between readings (a is nil for them),
 // so a throttling alert ends when its hold runs out.

@@ -9,7 +9,10 @@ import "encoding/json"
 // when it first needs it. So an upgrade keeps what the rules remembered,
 // and no alert resolves or fires again for want of it.
 type legacyMemory struct {
-	ZFSVersion json.RawMessage `json:"zfs_version"`
+	ARCThrottleAt json.RawMessage `json:"arc_throttle_at"`
+	Hangs         json.RawMessage `json:"hangs"`
+	SlowIO        json.RawMessage `json:"slow_io"`
+	ZFSVersion    json.RawMessage `json:"zfs_version"`
 }
 
 // legacyKey is one legacy key's value and the memory that took it over.
@@ -20,6 +23,9 @@ type legacyKey struct {
 
 func (l *legacyMemory) keys() []legacyKey {
 	return []legacyKey{
+		{arcThrottleMemory, l.ARCThrottleAt},
+		{hangsMemory, l.Hangs},
+		{slowIOMemory, l.SlowIO},
 		{zfsVersionMemory, l.ZFSVersion},
 	}
 }

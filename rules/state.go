@@ -42,20 +42,15 @@ type hostState struct {
 	Capacity map[string][]capSample   `json:"capacity,omitempty"`
 	// Leaves index this host's pool members and Disks its SMART identities,
 	// so a SMART report and a vdev can be joined after a restart.
-	Leaves        []leafRef                  `json:"leaves,omitempty"`
-	Disks         map[string]*diskRef        `json:"disks,omitempty"`
-	Collectors    map[string]*collectorState `json:"collectors,omitempty"`
-	Heartbeat     *time.Time                 `json:"heartbeat,omitempty"`
-	ARCThrottleAt *time.Time                 `json:"arc_throttle_at,omitempty"`
+	Leaves     []leafRef                  `json:"leaves,omitempty"`
+	Disks      map[string]*diskRef        `json:"disks,omitempty"`
+	Collectors map[string]*collectorState `json:"collectors,omitempty"`
+	Heartbeat  *time.Time                 `json:"heartbeat,omitempty"`
 	// Applied is the facts stream sequence of the last fact applied from
 	// each source (subject and collector; see ObserveSeq), at most
 	// maxSources of them, and Stream the stream they count in.
 	Applied map[string]uint64 `json:"applied,omitempty"`
 	Stream  string            `json:"stream,omitempty"`
-	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
-	Hangs *hangState `json:"hangs,omitempty"`
-	// SlowIO is what SlowIO and IOHung remember (rule_slow_io.go).
-	SlowIO *slowIOState `json:"slow_io,omitempty"`
 	// KnownPools are the pools this host has had imported, at most
 	// maxKnownPools, and Forgotten those the owner said are gone for good
 	// (pools.go): a known pool that is not imported is PoolMissing.

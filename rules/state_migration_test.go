@@ -56,7 +56,10 @@ func mustJSON(t *testing.T, v any) []byte {
 // JSON its memory holds that the key held.
 func movedMemories(h *hostState) map[string]any {
 	return map[string]any{
-		"zfs_version": zfsVersionMemory.peek(h),
+		"arc_throttle_at": arcThrottleMemory.peek(h).throttledAt(),
+		"hangs":           hangsMemory.peek(h),
+		"slow_io":         slowIOMemory.peek(h),
+		"zfs_version":     zfsVersionMemory.peek(h),
 	}
 }
 
