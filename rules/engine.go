@@ -190,7 +190,7 @@ func (e *Engine) Tick(now time.Time) []alert.Notification {
 				e.evalSmart(h, h.smart[k], now)
 			}
 			e.evalARCHold(h, now)
-			if len(h.Kernel) > 0 || h.hasScope(scopeKernel) {
+			if len(kernelMemory.peek(h).disks()) > 0 || h.hasScope(scopeKernel) {
 				e.evalKernel(h, now)
 			}
 			e.evalWatcher(h, now)

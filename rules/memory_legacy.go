@@ -12,7 +12,9 @@ type legacyMemory struct {
 	ARCThrottleAt json.RawMessage `json:"arc_throttle_at"`
 	Hangs         json.RawMessage `json:"hangs"`
 	SlowIO        json.RawMessage `json:"slow_io"`
+	SeenDisks     json.RawMessage `json:"seen_disks"`
 	ZFSVersion    json.RawMessage `json:"zfs_version"`
+	Kernel        json.RawMessage `json:"kernel"`
 }
 
 // legacyKey is one legacy key's value and the memory that took it over.
@@ -26,7 +28,9 @@ func (l *legacyMemory) keys() []legacyKey {
 		{arcThrottleMemory, l.ARCThrottleAt},
 		{hangsMemory, l.Hangs},
 		{slowIOMemory, l.SlowIO},
+		{seenDisksMemory, l.SeenDisks},
 		{zfsVersionMemory, l.ZFSVersion},
+		{kernelMemory, l.Kernel},
 	}
 }
 

@@ -56,11 +56,6 @@ type hostState struct {
 	// (pools.go): a known pool that is not imported is PoolMissing.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
-	// SeenDisks are the disks the inventory listed, by serial (DiskVanished).
-	SeenDisks map[string]*seenDisk `json:"seen_disks,omitempty"`
-	// Kernel is what the kernel logged about each disk, at most
-	// maxKernelDisks of them (scope_kernel.go).
-	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
 	// Memory is what the rules remember of the host between facts, each
 	// rule's under the name of its memory (memory.go); a rule's file
 	// declares it, and the catalogue lists it (Rule.Memory).

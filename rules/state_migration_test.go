@@ -59,7 +59,9 @@ func movedMemories(h *hostState) map[string]any {
 		"arc_throttle_at": arcThrottleMemory.peek(h).throttledAt(),
 		"hangs":           hangsMemory.peek(h),
 		"slow_io":         slowIOMemory.peek(h),
+		"seen_disks":      seenDisksMemory.peek(h).disks(),
 		"zfs_version":     zfsVersionMemory.peek(h),
+		"kernel":          kernelMemory.peek(h).disks(),
 	}
 }
 
