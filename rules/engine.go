@@ -301,13 +301,14 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 	}
 	// Forget the history of pools that are gone (destroyed, or exported
 	// on purpose); a missing pool keeps it for when it is back.
-	for name := range h.Capacity {
+	samples := forecastMemory.peek(h).pools()
+	for name := range samples {
 		found := false
 		for i := range h.capacity.pools {
 			found = found || h.capacity.pools[i].Name == name
 		}
 		if !found && len(h.capacity.pools) > 0 && !e.poolMissing(h, name) {
-			delete(h.Capacity, name)
+			delete(samples, name)
 			h.dirty = true
 		}
 	}

@@ -15,6 +15,9 @@ type legacyMemory struct {
 	SeenDisks     json.RawMessage `json:"seen_disks"`
 	ZFSVersion    json.RawMessage `json:"zfs_version"`
 	Kernel        json.RawMessage `json:"kernel"`
+	Counters      json.RawMessage `json:"counters"`
+	Scrubs        json.RawMessage `json:"scrubs"`
+	Capacity      json.RawMessage `json:"capacity"`
 }
 
 // legacyKey is one legacy key's value and the memory that took it over.
@@ -31,6 +34,9 @@ func (l *legacyMemory) keys() []legacyKey {
 		{seenDisksMemory, l.SeenDisks},
 		{zfsVersionMemory, l.ZFSVersion},
 		{kernelMemory, l.Kernel},
+		{vdevErrorsMemory, l.Counters},
+		{scrubMemory, l.Scrubs},
+		{forecastMemory, l.Capacity},
 	}
 }
 

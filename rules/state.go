@@ -19,7 +19,8 @@ const stateVersion = 1
 
 // Bounds that keep one host's persisted state small whatever happens.
 const (
-	maxCapSamples  = 96
+	// maxRateEntries bounds the recent rises a rule keeps of one counter
+	// (vdev errors, slow I/Os).
 	maxRateEntries = 64
 	maxResolved    = 256
 )
@@ -36,10 +37,7 @@ type hostState struct {
 	Groups map[string]*groupState `json:"groups,omitempty"`
 	// Flushed is when each group last sent a notification: news for a group
 	// that has been quiet for group_wait goes out at once.
-	Flushed  map[string]time.Time     `json:"flushed,omitempty"`
-	Counters map[string]*vdevCounters `json:"counters,omitempty"`
-	Scrubs   map[string]*scrubHistory `json:"scrubs,omitempty"`
-	Capacity map[string][]capSample   `json:"capacity,omitempty"`
+	Flushed map[string]time.Time `json:"flushed,omitempty"`
 	// Leaves index this host's pool members and Disks its SMART identities,
 	// so a SMART report and a vdev can be joined after a restart.
 	Leaves     []leafRef                  `json:"leaves,omitempty"`
@@ -53,7 +51,10 @@ type hostState struct {
 	Stream  string            `json:"stream,omitempty"`
 	// KnownPools are the pools this host has had imported, at most
 	// maxKnownPools, and Forgotten those the owner said are gone for good
-	// (pools.go): a known pool that is not imported is PoolMissing.
+	// (pools.go): a known pool that is not imported is PoolMissing. They are
+	// the engine's, not that rule's: while a known pool is away, the alerts
+	// of every rule about it are kept instead of resolved (keep), and
+	// forgetting it (zwatch forget-pool) resolves them all.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
 	// Memory is what the rules remember of the host between facts, each
@@ -141,35 +142,6 @@ type groupState struct {
 	FlushAt time.Time `json:"flush_at"`
 }
 
-// vdevCounters remembers a vdev's error counters between observations.
-type vdevCounters struct {
-	Read  uint64 `json:"r"`
-	Write uint64 `json:"w"`
-	Cksum uint64 `json:"c"`
-	// Total is every increase ever seen: it only grows, and drives re-sending.
-	Total        uint64    `json:"total"`
-	LastIncrease time.Time `json:"last_increase,omitempty"`
-	// Recent increases, newest last, for the error-rate rule.
-	Recent []rateEntry `json:"recent,omitempty"`
-	seen   bool
-}
-
-type rateEntry struct {
-	T int64  `json:"t"` // unix seconds
-	N uint64 `json:"n"`
-}
-
-type scrubHistory struct {
-	LastEnd      *time.Time `json:"last_end,omitempty"`
-	LastErrors   uint64     `json:"last_errors,omitempty"`
-	LastRepaired uint64     `json:"last_repaired,omitempty"`
-}
-
-type capSample struct {
-	T int64   `json:"t"` // unix seconds
-	P float64 `json:"p"` // capacity percent
-}
-
 // leafRef is one leaf vdev as the join needs it.
 type leafRef struct {
 	Pool   string `json:"pool"`
@@ -242,9 +214,7 @@ func newHostState(host string) *hostState {
 	return &hostState{
 		Version: stateVersion, Host: host,
 		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{}, Flushed: map[string]time.Time{},
-		Counters: map[string]*vdevCounters{}, Scrubs: map[string]*scrubHistory{},
-		Capacity: map[string][]capSample{}, Disks: map[string]*diskRef{},
-		Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
+		Disks: map[string]*diskRef{}, Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
 	}
 }
 
@@ -259,15 +229,6 @@ func (h *hostState) fixMaps() {
 	if h.Flushed == nil {
 		h.Flushed = map[string]time.Time{}
 	}
-	if h.Counters == nil {
-		h.Counters = map[string]*vdevCounters{}
-	}
-	if h.Scrubs == nil {
-		h.Scrubs = map[string]*scrubHistory{}
-	}
-	if h.Capacity == nil {
-		h.Capacity = map[string][]capSample{}
-	}
 	if h.Disks == nil {
 		h.Disks = map[string]*diskRef{}
 	}
@@ -276,9 +237,6 @@ func (h *hostState) fixMaps() {
 	}
 	if h.smart == nil {
 		h.smart = map[string]*smart.Report{}
-	}
-	for _, c := range h.Counters {
-		c.seen = true
 	}
 }
 

@@ -55,6 +55,10 @@ func mustJSON(t *testing.T, v any) []byte {
 // movedMemories is where each legacy key of a 41d2458 state is now: the
 // JSON its memory holds that the key held.
 func movedMemories(h *hostState) map[string]any {
+	var scrubbed map[string]*scrubHistory
+	if m := scrubMemory.peek(h); m != nil {
+		scrubbed = m.Pools
+	}
 	return map[string]any{
 		"arc_throttle_at": arcThrottleMemory.peek(h).throttledAt(),
 		"hangs":           hangsMemory.peek(h),
@@ -62,6 +66,9 @@ func movedMemories(h *hostState) map[string]any {
 		"seen_disks":      seenDisksMemory.peek(h).disks(),
 		"zfs_version":     zfsVersionMemory.peek(h),
 		"kernel":          kernelMemory.peek(h).disks(),
+		"counters":        vdevErrorsMemory.peek(h).leaves(),
+		"scrubs":          scrubbed,
+		"capacity":        forecastMemory.peek(h).pools(),
 	}
 }
 
