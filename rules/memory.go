@@ -1,8 +1,6 @@
 package rules
 
-import (
-	"encoding/json"
-)
+import "encoding/json"
 
 // A rule that must remember something of a host between facts (counters
 // to compare with the next poll, when a condition began, what a fact said
@@ -46,8 +44,9 @@ type memory[T any] struct {
 }
 
 // remember declares a rule's memory: its name in the host's state, unique
-// in the catalogue, the version of T's JSON shape (1 for a new memory),
-// and how to read an older version's JSON (nil: such entries are dropped).
+// in the catalogue, the version of T's JSON shape (1 for a new memory; 0
+// is legacyVersion), and how to read an older version's JSON (nil: such
+// entries are dropped).
 func remember[T any](name string, version int, migrate func(version int, saved json.RawMessage) (*T, error)) *memory[T] {
 	return &memory[T]{name: name, version: version, migrate: migrate}
 }
