@@ -31,6 +31,7 @@ func diskIncidentRule() Rule {
 			}},
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
+		Memory: []memoryDef{kernelMemory},
 	}
 }
 
@@ -124,7 +125,7 @@ func ruleDiskIncident(c *evalCtx) {
 			repl.Disk = c.h.identity(serial)
 		}
 		where := serial
-		if kd := c.h.Kernel[serial]; kd != nil && len(s.kernel) > 0 {
+		if kd := kernelMemory.peek(c.h).disks()[serial]; kd != nil && len(s.kernel) > 0 {
 			where = kernelWho(kd)
 		}
 		all := "both"

@@ -190,7 +190,7 @@ func (e *Engine) Tick(now time.Time) []alert.Notification {
 				e.evalSmart(h, h.smart[k], now)
 			}
 			e.evalARCHold(h, now)
-			if len(h.Kernel) > 0 || h.hasScope(scopeKernel) {
+			if len(kernelMemory.peek(h).disks()) > 0 || h.hasScope(scopeKernel) {
 				e.evalKernel(h, now)
 			}
 			e.evalWatcher(h, now)
@@ -301,13 +301,14 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 	}
 	// Forget the history of pools that are gone (destroyed, or exported
 	// on purpose); a missing pool keeps it for when it is back.
-	for name := range h.Capacity {
+	samples := forecastMemory.peek(h).pools()
+	for name := range samples {
 		found := false
 		for i := range h.capacity.pools {
 			found = found || h.capacity.pools[i].Name == name
 		}
 		if !found && len(h.capacity.pools) > 0 && !e.poolMissing(h, name) {
-			delete(h.Capacity, name)
+			delete(samples, name)
 			h.dirty = true
 		}
 	}
@@ -394,14 +395,7 @@ func (e *Engine) evalSmart(h *hostState, r *smart.Report, now time.Time) {
 	e.apply(h, scopeSmart+key, c.out, now)
 }
 
-func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) {
-	if a.ThrottleDelta > 0 {
-		t := now
-		h.ARCThrottleAt = &t
-		h.dirty = true
-	}
-	e.runARC(h, a, now)
-}
+func (e *Engine) evalARC(h *hostState, a *zfs.ARC, now time.Time) { e.runARC(h, a, now) }
 
 // evalARCHold re-runs the ARC rules between readings (a is nil for them),
 // so a throttling alert ends when its hold runs out.

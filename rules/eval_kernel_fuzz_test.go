@@ -39,8 +39,8 @@ func FuzzEvalKernel(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		if h := e.hosts[EvalHost]; h != nil && len(h.Kernel) > maxKernelDisks {
-			t.Fatalf("%d disks", len(h.Kernel))
+		if h := e.hosts[EvalHost]; h != nil && len(kernelMemory.peek(h).disks()) > maxKernelDisks {
+			t.Fatalf("%d disks", len(kernelMemory.peek(h).disks()))
 		}
 	})
 }

@@ -172,7 +172,7 @@ func TestEvalKernelBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(e.hosts[EvalHost].Kernel); n > maxKernelDisks {
+	if n := len(kernelMemory.peek(e.hosts[EvalHost]).disks()); n > maxKernelDisks {
 		t.Errorf("%d disks", n)
 	}
 	t.Logf("%d facts in %s", len(envs), time.Since(start))

@@ -28,6 +28,11 @@ type Rule struct {
 	// facts describe, so a replay of recorded facts (zwatch simulate) cannot
 	// stand in for it.
 	MachineLocal bool
+	// Memory lists what the rule remembers of a host between facts: its own
+	// memory, declared in its file with remember (memory.go), or one it
+	// shares with the rules it lists. A saved state keeps the memories its
+	// catalogue lists, and only those.
+	Memory []memoryDef
 	// Alerts are the names the rule raises, in the order the docs list them.
 	Alerts []AlertInfo
 }
@@ -167,10 +172,13 @@ type ruleSet struct {
 	inhibit    []InhibitRule
 	// atOnce are the alert names whose first page skips group_wait.
 	atOnce map[string]bool
+	// memories are the names of the memories the rules keep (Rule.Memory).
+	memories map[string]bool
 }
 
 func newRuleSet(catalogue []Rule) ruleSet {
-	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue), atOnce: map[string]bool{}}
+	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue), atOnce: map[string]bool{},
+		memories: memoryNames(catalogue)}
 	for _, r := range catalogue {
 		switch ev := r.Eval.(type) {
 		case poolEval:

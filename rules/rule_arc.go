@@ -22,6 +22,7 @@ func arcThrottleRule() Rule {
 			Severity:   "warning",
 			Condition:  "memory_throttle_count rose; holds `arc.throttle_hold` ({arc.throttle_hold})",
 		}},
+		Memory: []memoryDef{arcThrottleMemory},
 	}
 }
 
@@ -40,12 +41,33 @@ func arcHitRatioRule() Rule {
 	}
 }
 
+// arcThrottle is what ARCThrottle remembers of a host: when the ARC last
+// throttled (ThrottleDelta > 0).
+type arcThrottle struct {
+	At time.Time `json:"at"`
+}
+
+// arcThrottleMemory: version 0 is 41d2458's arc_throttle_at, the time alone.
+var arcThrottleMemory = remember("arc_throttle", 1, intoField(func(m *arcThrottle) *time.Time { return &m.At }))
+
+// throttledAt is when the ARC last throttled; nil when never (m is nil).
+func (m *arcThrottle) throttledAt() *time.Time {
+	if m == nil || m.At.IsZero() {
+		return nil
+	}
+	return &m.At
+}
+
 // nameARCThrottle: memory_throttle_count rose — the ARC could not free
 // memory fast enough and ZFS throttled writes. The alert holds for
 // rules.arc.throttle_hold after the last throttle (readings come every
 // minute; a flapping alert would help nobody).
-func ruleARCThrottle(c *evalCtx, _ *zfs.ARC) {
-	at := c.h.ARCThrottleAt
+func ruleARCThrottle(c *evalCtx, a *zfs.ARC) {
+	if a != nil && a.ThrottleDelta > 0 {
+		arcThrottleMemory.of(c.h).At = c.now
+		c.h.dirty = true
+	}
+	at := arcThrottleMemory.peek(c.h).throttledAt()
 	if !c.cfg.ARC.Throttle || at == nil || c.now.Sub(*at) >= c.cfg.ARC.ThrottleHold.D() {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 
 // A disk outside any pool (a spare on the shelf of the case, a backup disk,
 // a disk about to be added) can leave the machine and no pool rule notices.
-// So the engine remembers the disks the inventory has listed (SeenDisks,
+// So the engine remembers the disks the inventory has listed (seenDisks,
 // persisted, at most maxSeenDisks), and one that is gone from it and was
 // no pool's vdev when last seen is DiskVanished. A pool's own disks are its
 // VdevState's and PoolMissing's to report.
@@ -41,6 +41,15 @@ type seenDisk struct {
 	Pool   string    `json:"pool,omitempty"`
 	InPool time.Time `json:"in_pool,omitempty"`
 }
+
+// seenDisks is what DiskVanished remembers of a host: the disks the
+// inventory listed, by seenKey.
+type seenDisks struct {
+	Disks map[string]*seenDisk `json:"disks,omitempty"`
+}
+
+// seenDisksMemory: version 0 is 41d2458's seen_disks, the map alone.
+var seenDisksMemory = remember("seen_disks", 1, intoField(func(m *seenDisks) *map[string]*seenDisk { return &m.Disks }))
 
 // replacedGrace: how long after leaving its pool a disk's removal is
 // taken as part of its replacement.
@@ -74,15 +83,18 @@ func diskVanishedRule() Rule {
 			Condition: "a disk the inventory listed (sysfs, by serial; remembered across restarts, at most 64) is gone from it, and was no pool's vdev when it went nor in the 7 days before (a disk replaced out of its pool and pulled is not news), and is no removable medium (USB stick, memory card); " +
 				"resolved when it is back or after `zwatch forget-disk SERIAL`; not for `disks.ignore`; `for` {for}",
 		}},
+		Memory: []memoryDef{seenDisksMemory},
 	}
 }
 
 // noteInventory records the disks the inventory lists, and when the
 // remembered ones left.
 func (e *Engine) noteInventory(h *hostState, ids []disk.Identity, now time.Time) {
-	if h.SeenDisks == nil {
-		h.SeenDisks = map[string]*seenDisk{}
+	mem := seenDisksMemory.of(h)
+	if mem.Disks == nil {
+		mem.Disks = map[string]*seenDisk{}
 	}
+	seen := mem.Disks
 	present := map[string]bool{}
 	for _, id := range ids {
 		key := seenKey(id)
@@ -91,10 +103,10 @@ func (e *Engine) noteInventory(h *hostState, ids []disk.Identity, now time.Time)
 		}
 		present[key] = true
 		pool := h.poolOfDisk(key, id, true)
-		s := h.SeenDisks[key]
+		s := seen[key]
 		if s == nil {
 			s = &seenDisk{ID: id, LastSeen: now}
-			h.SeenDisks[key] = s
+			seen[key] = s
 		} else if s.GoneSince == nil && (pool == "" || pool == s.Pool) && s.ID.Kernel == id.Kernel && s.ID.ByID == id.ByID && now.Sub(s.LastSeen) < seenDiskRefresh {
 			continue // nothing new worth a state write
 		}
@@ -104,17 +116,25 @@ func (e *Engine) noteInventory(h *hostState, ids []disk.Identity, now time.Time)
 		}
 		h.dirty = true
 	}
-	for key, s := range h.SeenDisks {
+	for key, s := range seen {
 		if !present[key] && s.GoneSince == nil {
 			t := now
 			s.GoneSince = &t
 			h.dirty = true
 		}
 	}
-	for len(h.SeenDisks) > maxSeenDisks {
-		delete(h.SeenDisks, oldestSeenDisk(h.SeenDisks))
+	for len(seen) > maxSeenDisks {
+		delete(seen, oldestSeenDisk(seen))
 		h.dirty = true
 	}
+}
+
+// disks are the disks remembered; nil when none (m is nil).
+func (m *seenDisks) disks() map[string]*seenDisk {
+	if m == nil {
+		return nil
+	}
+	return m.Disks
 }
 
 func oldestSeenDisk(m map[string]*seenDisk) string {
@@ -151,9 +171,10 @@ func (h *hostState) poolOfDisk(key string, id disk.Identity, byKernel bool) stri
 // forgetDisk drops a disk the owner removed for good (zwatch forget-disk):
 // by serial, WWN or by-id name. It reports whether one was known.
 func (e *Engine) forgetDisk(h *hostState, name string) bool {
-	for key, s := range h.SeenDisks {
+	seen := seenDisksMemory.peek(h).disks()
+	for key, s := range seen {
 		if key == name || diskNamed(s.ID, name) {
-			delete(h.SeenDisks, key)
+			delete(seen, key)
 			h.dirty = true
 			return true
 		}
@@ -194,13 +215,14 @@ func (e *Engine) ignoredDisk(id disk.Identity) bool {
 
 func ruleDiskVanished(c *evalCtx) {
 	h := c.h
-	keys := make([]string, 0, len(h.SeenDisks))
-	for k := range h.SeenDisks {
+	seen := seenDisksMemory.peek(h).disks()
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		s := h.SeenDisks[key]
+		s := seen[key]
 		// Removable media (the kernel's flag: USB sticks, memory cards) come
 		// and go by design; USB and SATA disks do not carry it.
 		if s.GoneSince == nil || s.ID.Removable || s.leftWithPool() || c.e.ignoredDisk(s.ID) || h.poolOfDisk(key, s.ID, false) != "" {

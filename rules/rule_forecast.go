@@ -25,14 +25,44 @@ func fullForecastRule() Rule {
 			Condition: "least-squares line over `forecast_window` ({capacity.forecast_window}), needs `forecast_min_span` ({capacity.forecast_min_span}) and " +
 				fmt.Sprint(forecastMinSamples) + " samples; `for` {for}",
 		}},
+		Memory: []memoryDef{forecastMemory},
 	}
+}
+
+// capacityHistory is what PoolFullForecast remembers of a host: each
+// pool's capacity samples (recordCapacity).
+type capacityHistory struct {
+	Pools map[string][]capSample `json:"pools,omitempty"`
+}
+
+// forecastMemory: version 0 is 41d2458's capacity, the map alone.
+var forecastMemory = remember("forecast", 1, intoField(func(m *capacityHistory) *map[string][]capSample { return &m.Pools }))
+
+// maxCapSamples bounds the samples kept of one pool.
+const maxCapSamples = 96
+
+type capSample struct {
+	T int64   `json:"t"` // unix seconds
+	P float64 `json:"p"` // capacity percent
+}
+
+// pools are the samples by pool; nil when there are none (m is nil).
+func (m *capacityHistory) pools() map[string][]capSample {
+	if m == nil {
+		return nil
+	}
+	return m.Pools
 }
 
 // recordCapacity keeps a bounded capacity history per pool: at most one
 // sample per window/64, none older than the window, at most maxCapSamples.
 func recordCapacity(c *evalCtx, p *zfs.PoolList) {
 	win := c.cfg.Capacity.ForecastWindow.D()
-	hist := c.h.Capacity[p.Name]
+	mem := forecastMemory.of(c.h)
+	if mem.Pools == nil {
+		mem.Pools = map[string][]capSample{}
+	}
+	hist := mem.Pools[p.Name]
 	now := c.now.Unix()
 	step := int64(win / 64 / time.Second)
 	if n := len(hist); n == 0 || now-hist[n-1].T >= step {
@@ -50,7 +80,7 @@ func recordCapacity(c *evalCtx, p *zfs.PoolList) {
 	if i > 0 {
 		hist = append([]capSample(nil), hist[i:]...)
 	}
-	c.h.Capacity[p.Name] = hist
+	mem.Pools[p.Name] = hist
 }
 
 // fit is a least-squares line through the samples plus the current point:
@@ -95,7 +125,7 @@ func ruleFullForecast(c *evalCtx, p *zfs.PoolList) {
 	if cfg.ForecastWarning.D() <= 0 && cfg.ForecastCritical.D() <= 0 {
 		return
 	}
-	slope, span, n := fit(c.h.Capacity[p.Name], c.now.Unix(), p.CapacityPct)
+	slope, span, n := fit(forecastMemory.peek(c.h).pools()[p.Name], c.now.Unix(), p.CapacityPct)
 	if n < forecastMinSamples || span < cfg.ForecastMinSpan.D() || slope <= 0 || p.CapacityPct >= 100 {
 		return
 	}

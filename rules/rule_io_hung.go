@@ -22,6 +22,7 @@ func ioHungRule() Rule {
 				"resolves after `slow_io.clear` ({slow_io.clear}) without one",
 			AtOnce: true,
 		}},
+		Memory: []memoryDef{slowIOMemory},
 	}
 }
 
@@ -142,7 +143,7 @@ func (k *kernelClock) ioAge(ev *zfs.Event) (time.Duration, bool) {
 // zfs_deadman_ziotime_ms. With failmode=wait (the default) every writer to
 // the pool blocks; the device named is the one that stopped answering.
 func ruleIOHung(c *evalCtx) {
-	st := c.h.SlowIO
+	st := slowIOMemory.peek(c.h)
 	if st == nil {
 		return
 	}

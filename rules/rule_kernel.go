@@ -25,6 +25,7 @@ func kernelDiskErrorsRule() Rule {
 			Condition: "the kernel logged failed I/O or medium errors for a disk (block layer, SCSI sense, libata, NVMe); records closer than `kernel.burst_gap` ({kernel.burst_gap}) are one burst; " +
 				"critical at `kernel.bursts` ({kernel.bursts}) bursts within `kernel.window` ({kernel.window}); resolves after `kernel.clear` ({kernel.clear}) without one",
 		}},
+		Memory: []memoryDef{kernelMemory},
 	}
 }
 
@@ -39,6 +40,7 @@ func linkResetsRule() Rule {
 			Condition: "the kernel reset a disk's link or saw it fail (SATA resets, SError interface bits, slow or down links, USB and UAS resets, NVMe controller resets); names the cable, backplane, power or USB enclosure; " +
 				"bursts, thresholds and `kernel.clear` as KernelDiskErrors",
 		}},
+		Memory: []memoryDef{kernelMemory},
 	}
 }
 

@@ -42,10 +42,14 @@ func poolSuspendedRule() Rule {
 					Labels: []LabelMatch{{Name: "collector", Values: zpoolCollectors}}}},
 			},
 		}},
+		Memory: []memoryDef{hangsMemory},
 	}
 }
 
-// hangState is what the hang rules remember of one host.
+// hangState is what the hang rules remember of one host: PoolSuspended
+// the kernel's pool states, CommandHangs the timeout streaks and answers.
+// One memory for both, as the collectors' bookkeeping (rule_watcher.go)
+// and PoolSuspended's kstat both say whether a command hangs.
 type hangState struct {
 	// Kstat is the newest kernel reading of each pool's state, at KstatAt.
 	Kstat   map[string]string `json:"kstat,omitempty"`
@@ -74,17 +78,19 @@ type targetStreak struct {
 
 func targetKey(collector, target string) string { return collector + " " + target }
 
+// hangsMemory: version 0 (41d2458's hangs) has the same shape.
+var hangsMemory = remember("hangs", 1, sameShape[hangState])
+
+// hangs is the host's hang memory, ready to write to.
 func (h *hostState) hangs() *hangState {
-	if h.Hangs == nil {
-		h.Hangs = &hangState{}
+	hs := hangsMemory.of(h)
+	if hs.Targets == nil {
+		hs.Targets = map[string]*targetStreak{}
 	}
-	if h.Hangs.Targets == nil {
-		h.Hangs.Targets = map[string]*targetStreak{}
+	if hs.Answers == nil {
+		hs.Answers = map[string]int{}
 	}
-	if h.Hangs.Answers == nil {
-		h.Hangs.Answers = map[string]int{}
-	}
-	return h.Hangs
+	return hs
 }
 
 func observeKstat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
@@ -109,7 +115,7 @@ func observeKstat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Ti
 // kstatFresh returns the kernel's pool states when the reading is recent
 // enough to trust (three of its intervals, at least a minute), else nil.
 func (c *evalCtx) kstatFresh() map[string]string {
-	hs := c.h.Hangs
+	hs := hangsMemory.peek(c.h)
 	if hs == nil || hs.KstatAt == nil {
 		return nil
 	}

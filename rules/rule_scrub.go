@@ -35,7 +35,31 @@ func scrubRule() Rule {
 			Severity:   "warning",
 			Condition:  "paused longer than `scrub.paused_max` ({scrub.paused_max})",
 		}},
+		Memory: []memoryDef{scrubMemory},
 	}
+}
+
+// scrubs is what the scrub rule remembers of a host: each pool's last
+// finished scrub, which zpool status stops showing once a resilver ran.
+type scrubs struct {
+	Pools map[string]*scrubHistory `json:"pools,omitempty"`
+}
+
+// scrubMemory: version 0 is 41d2458's scrubs, the map alone.
+var scrubMemory = remember("scrub", 1, intoField(func(m *scrubs) *map[string]*scrubHistory { return &m.Pools }))
+
+type scrubHistory struct {
+	LastEnd      *time.Time `json:"last_end,omitempty"`
+	LastErrors   uint64     `json:"last_errors,omitempty"`
+	LastRepaired uint64     `json:"last_repaired,omitempty"`
+}
+
+// last is the pool's last finished scrub; nil when none is known.
+func (m *scrubs) last(pool string) *scrubHistory {
+	if m == nil {
+		return nil
+	}
+	return m.Pools[pool]
 }
 
 // nameScrub: scrubs are how ZFS finds silent corruption while the redundancy
@@ -51,12 +75,16 @@ func scrubRule() Rule {
 // zpool status only shows the resilver.
 func ruleScrub(c *evalCtx, p *zfs.Pool) {
 	s := &p.Scan
-	hist := c.h.Scrubs[p.Name]
+	hist := scrubMemory.peek(c.h).last(p.Name)
 	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStateFinished && s.End != nil {
 		if hist == nil || hist.LastEnd == nil || !hist.LastEnd.Equal(*s.End) {
 			end := *s.End
 			hist = &scrubHistory{LastEnd: &end, LastErrors: s.Errors, LastRepaired: s.RepairedBytes}
-			c.h.Scrubs[p.Name] = hist
+			mem := scrubMemory.of(c.h)
+			if mem.Pools == nil {
+				mem.Pools = map[string]*scrubHistory{}
+			}
+			mem.Pools[p.Name] = hist
 			c.h.dirty = true
 		}
 	}

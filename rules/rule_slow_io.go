@@ -24,12 +24,14 @@ func slowIORule() Rule {
 				"where zpool prints no counter (before 0.8), `ereport.fs.zfs.delay` events count instead; a counter that falls (`zpool clear`) is no rise; resolves after `slow_io.clear` ({slow_io.clear}) without a rise",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
+		Memory: []memoryDef{slowIOMemory},
 	}
 }
 
-// slowIOState is what SlowIO and IOHung remember of a host, in its state
-// (hostState.SlowIO): each leaf's slow-I/O counter and recent rises, and
-// each pool's hung I/O.
+// slowIOState is what SlowIO and IOHung remember of a host (slowIOMemory):
+// each leaf's slow-I/O counter and recent rises, and each pool's hung I/O.
+// One memory for both, as both read the zpool events (the kernel clock)
+// and tell a pool's devices by the same leaves.
 type slowIOState struct {
 	// Leaves by pool + "/" + vdevID.
 	Leaves map[string]*slowLeaf `json:"leaves,omitempty"`
@@ -63,17 +65,19 @@ type slowLeaf struct {
 // is past what one zwatch watches; the bound keeps bad input cheap).
 const maxSlowLeaves = 4096
 
+// slowIOMemory: version 0 (41d2458's slow_io) has the same shape.
+var slowIOMemory = remember("slow_io", 1, sameShape[slowIOState])
+
+// slowIO is the host's slow-I/O memory, ready to write to.
 func (h *hostState) slowIO() *slowIOState {
-	if h.SlowIO == nil {
-		h.SlowIO = &slowIOState{}
+	st := slowIOMemory.of(h)
+	if st.Leaves == nil {
+		st.Leaves = map[string]*slowLeaf{}
 	}
-	if h.SlowIO.Leaves == nil {
-		h.SlowIO.Leaves = map[string]*slowLeaf{}
+	if st.Hung == nil {
+		st.Hung = map[string]*hungPool{}
 	}
-	if h.SlowIO.Hung == nil {
-		h.SlowIO.Hung = map[string]*hungPool{}
-	}
-	return h.SlowIO
+	return st
 }
 
 // rise records new slow I/Os seen at now.

@@ -37,7 +37,34 @@ func vdevErrorsRule() Rule {
 			Condition:   "≥ `errors.rate_count` ({errors.rate_count}) errors in `errors.rate_window` ({errors.rate_window}) on one device, like ZED; `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}},
+		Memory: []memoryDef{vdevErrorsMemory},
 	}
+}
+
+// vdevErrors is what VdevErrors and VdevErrorRate remember of a host: each
+// leaf's error counters, by pool + "/" + vdevID.
+type vdevErrors struct {
+	Leaves map[string]*vdevCounters `json:"leaves,omitempty"`
+}
+
+// vdevErrorsMemory: version 0 is 41d2458's counters, the map alone.
+var vdevErrorsMemory = remember("vdev_errors", 1, intoField(func(m *vdevErrors) *map[string]*vdevCounters { return &m.Leaves }))
+
+// vdevCounters remembers a vdev's error counters between observations.
+type vdevCounters struct {
+	Read  uint64 `json:"r"`
+	Write uint64 `json:"w"`
+	Cksum uint64 `json:"c"`
+	// Total is every increase ever seen: it only grows, and drives re-sending.
+	Total        uint64    `json:"total"`
+	LastIncrease time.Time `json:"last_increase,omitempty"`
+	// Recent increases, newest last, for the error-rate rule.
+	Recent []rateEntry `json:"recent,omitempty"`
+}
+
+type rateEntry struct {
+	T int64  `json:"t"` // unix seconds
+	N uint64 `json:"n"`
 }
 
 // countErrors updates the remembered READ/WRITE/CKSUM counters of leaf l and
@@ -46,10 +73,15 @@ func vdevErrorsRule() Rule {
 // the counter shows after the reset is new. A vdev seen for the first time
 // has its counters counted in full: nobody has been told about them.
 func countErrors(h *hostState, key string, l *zfs.Vdev, now time.Time) (inc uint64, vc *vdevCounters) {
-	vc = h.Counters[key]
-	if vc == nil {
+	mem := vdevErrorsMemory.of(h)
+	if mem.Leaves == nil {
+		mem.Leaves = map[string]*vdevCounters{}
+	}
+	vc = mem.Leaves[key]
+	first := vc == nil
+	if first {
 		vc = &vdevCounters{}
-		h.Counters[key] = vc
+		mem.Leaves[key] = vc
 	}
 	step := func(prev, cur uint64) uint64 {
 		if cur >= prev {
@@ -58,10 +90,10 @@ func countErrors(h *hostState, key string, l *zfs.Vdev, now time.Time) (inc uint
 		return cur
 	}
 	inc = step(vc.Read, l.ReadErrors) + step(vc.Write, l.WriteErrors) + step(vc.Cksum, l.ChecksumErrors)
-	if inc > 0 || !vc.seen || vc.Read != l.ReadErrors || vc.Write != l.WriteErrors || vc.Cksum != l.ChecksumErrors {
+	if inc > 0 || first || vc.Read != l.ReadErrors || vc.Write != l.WriteErrors || vc.Cksum != l.ChecksumErrors {
 		h.dirty = true
 	}
-	vc.Read, vc.Write, vc.Cksum, vc.seen = l.ReadErrors, l.WriteErrors, l.ChecksumErrors, true
+	vc.Read, vc.Write, vc.Cksum = l.ReadErrors, l.WriteErrors, l.ChecksumErrors
 	if inc > 0 {
 		vc.Total += inc
 		vc.LastIncrease = now
@@ -131,12 +163,21 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 	}
 	// Forget the counters of devices that left this pool.
 	prefix := p.Name + "/"
-	for k := range c.h.Counters {
+	leaves := vdevErrorsMemory.peek(c.h).leaves()
+	for k := range leaves {
 		if strings.HasPrefix(k, prefix) && !present[k] {
-			delete(c.h.Counters, k)
+			delete(leaves, k)
 			c.h.dirty = true
 		}
 	}
+}
+
+// leaves are the counters by leaf; nil when there are none (m is nil).
+func (m *vdevErrors) leaves() map[string]*vdevCounters {
+	if m == nil {
+		return nil
+	}
+	return m.Leaves
 }
 
 // recentErrors sums the increases within window before now.

@@ -55,6 +55,7 @@ func commandHangsRule() Rule {
 				"or once and confirmed: the killed process has not exited (busy), the kstat says a pool is SUSPENDED, or another zpool command times out too; " +
 				"ends after " + fmt.Sprint(hangClearAnswers) + " answers in a row",
 		}},
+		Memory: []memoryDef{hangsMemory},
 	}
 }
 
@@ -257,6 +258,7 @@ func ruleHostSilent(c *evalCtx) {
 // answers in a row.
 func ruleCommandHangs(c *evalCtx) {
 	suspended := c.kstatSuspended()
+	hangs := hangsMemory.peek(c.h)
 	zpoolHung := 0
 	for _, name := range zpoolCollectors {
 		if st := c.h.Collectors[name]; st != nil && st.TimeoutStreak > 0 {
@@ -269,7 +271,7 @@ func ruleCommandHangs(c *evalCtx) {
 		zpool := slices.Contains(zpoolCollectors, name)
 		confirmed := st.TimeoutStreak > 0 && (st.ErrKind == "busy" || zpool && (suspended || zpoolHung > 1))
 		if st.TimeoutStreak < c.cfg.Watcher.TimeoutRepeats && !confirmed {
-			c.keepHang(labels, c.h.Hangs != nil && hasKey(c.h.Hangs.Answers, name))
+			c.keepHang(labels, hangs != nil && hasKey(hangs.Answers, name))
 			continue
 		}
 		summary := fmt.Sprintf("%s: %s hangs", c.h.Host, name)
@@ -293,14 +295,14 @@ func ruleCommandHangs(c *evalCtx) {
 			labels: labels, summary: summary, desc: desc,
 			evidence: map[string]string{"timeouts": fmt.Sprint(st.TimeoutStreak), "last_error": st.ErrMessage}})
 	}
-	if c.h.Hangs == nil {
+	if hangs == nil {
 		return
 	}
-	for _, k := range sortedKeys(c.h.Hangs.Targets) {
-		ts := c.h.Hangs.Targets[k]
+	for _, k := range sortedKeys(hangs.Targets) {
+		ts := hangs.Targets[k]
 		labels := map[string]string{"collector": ts.Collector, "device": ts.Target}
 		if c.targetGone(ts) {
-			delete(c.h.Hangs.Targets, k)
+			delete(hangs.Targets, k)
 			c.h.dirty = true
 			continue
 		}

@@ -19,6 +19,7 @@ func zfsVersionMismatchRule() Rule {
 			Condition: "`zfs version` (at start and every `zfs.version_interval`) reports a userland release other than the loaded kernel module's " +
 				"(upstream releases compared: 2.2.6 against 2.2.4, and the commit of a build from git; packaging revisions alone do not count); fires at once",
 		}},
+		Memory: []memoryDef{zfsVersionMemory},
 	}
 }
 
@@ -28,7 +29,7 @@ func zfsVersionMismatchRule() Rule {
 // `zfs send` refused as an invalid argument, and a dataset created in that
 // state that would not mount after the reboot (openzfs/zfs#3326, #16716).
 func ruleZFSVersionMismatch(c *evalCtx) {
-	v := c.h.ZFSVersion
+	v := zfsVersionMemory.peek(c.h)
 	if v == nil || v.Userland == "" || v.Kernel == "" {
 		return // one side unknown: nothing to compare
 	}
@@ -48,12 +49,16 @@ func ruleZFSVersionMismatch(c *evalCtx) {
 		evidence: map[string]string{"userland": v.Userland, "kernel": v.Kernel, "source": v.Source}})
 }
 
-// noteZFSVersion keeps the latest zfs version fact; it is persisted, so a
-// mismatch still firing is not resolved by a restart before the next check.
+// zfsVersionMemory is the latest zfs version fact. It is saved, so a
+// mismatch still firing is not resolved by a restart before the next
+// check. Version 0 (41d2458's zfs_version) is the same fact.
+var zfsVersionMemory = remember("zfs_version", 1, sameShape[facts.ZFSVersionData])
+
+// noteZFSVersion keeps the latest zfs version fact.
 func (e *Engine) noteZFSVersion(h *hostState, d facts.ZFSVersionData, _ time.Time) {
-	if h.ZFSVersion != nil && *h.ZFSVersion == d {
+	if v := zfsVersionMemory.peek(h); v != nil && *v == d {
 		return
 	}
-	h.ZFSVersion = &d
+	*zfsVersionMemory.of(h) = d
 	h.dirty = true
 }

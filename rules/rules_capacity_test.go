@@ -96,7 +96,7 @@ func TestFullForecast(t *testing.T) {
 		}
 	}
 	sameList(t, got, []string{"warning", "critical"})
-	if n := len(e.hosts[testHost].Capacity["tank"]); n > maxCapSamples {
+	if n := len(forecastMemory.peek(e.hosts[testHost]).pools()["tank"]); n > maxCapSamples {
 		t.Errorf("history not bounded: %d", n)
 	}
 	// Flat usage forecasts nothing.

@@ -129,10 +129,11 @@ func TestSeenDisksBounded(t *testing.T) {
 		id := disk.Identity{Serial: "S" + string(rune('A'+i/26)) + string(rune('a'+i%26))}
 		e.noteInventory(h, []disk.Identity{id}, t0.Add(time.Duration(i)*time.Minute))
 	}
-	if n := len(h.SeenDisks); n != maxSeenDisks {
+	seen := seenDisksMemory.peek(h).disks()
+	if n := len(seen); n != maxSeenDisks {
 		t.Errorf("remembered %d disks, want %d", n, maxSeenDisks)
 	}
-	if h.SeenDisks["SAa"] != nil {
+	if seen["SAa"] != nil {
 		t.Error("the disk gone longest is still remembered")
 	}
 }

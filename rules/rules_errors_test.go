@@ -62,7 +62,7 @@ func TestVdevErrorDeltas(t *testing.T) {
 		observe(t, e, poolsEnv(t, pools, now), now)
 		e.Tick(now) // unchanged facts are judged again as time passes
 		sameList(t, active(e, names...), tc.want)
-		if got := e.hosts[testHost].Counters["rtest/ram1"].Total; got != tc.total {
+		if got := vdevErrorsMemory.peek(e.hosts[testHost]).leaves()["rtest/ram1"].Total; got != tc.total {
 			t.Errorf("%s: total %d, want %d", tc.name, got, tc.total)
 		}
 	}

@@ -68,8 +68,8 @@ func TestLinkResetsBursts(t *testing.T) {
 	at = t0.Add(30*time.Minute + 24*time.Hour + time.Minute)
 	ns = e.Tick(at)
 	sameList(t, noteLines(ns), []string{"resolved warning LinkResets: sdc (MSK423Y20S3HBC): 17 link resets and 3 link errors in 30 min", "--"})
-	if len(e.hosts[testHost].Kernel) != 0 {
-		t.Errorf("history kept: %+v", e.hosts[testHost].Kernel)
+	if len(kernelMemory.peek(e.hosts[testHost]).disks()) != 0 {
+		t.Errorf("history kept: %+v", kernelMemory.peek(e.hosts[testHost]).disks())
 	}
 }
 
@@ -187,10 +187,10 @@ func TestKernelStateBounded(t *testing.T) {
 		many = append(many, kernelEntry(nil, fmt.Sprintf("ata%d", i), at, at, map[string]int{"link_reset": 1}))
 	}
 	observe(t, e2, kernelEnv(t, at, many...), at)
-	if n := len(e2.hosts[testHost].Kernel); n > maxKernelDisks {
+	if n := len(kernelMemory.peek(e2.hosts[testHost]).disks()); n > maxKernelDisks {
 		t.Errorf("%d disks tracked", n)
 	}
-	for _, kd := range e2.hosts[testHost].Kernel {
+	for _, kd := range kernelMemory.peek(e2.hosts[testHost]).disks() {
 		if len(kd.Link.Bursts) > maxKernelBursts || len(kd.Link.Example) > maxKernelText {
 			t.Errorf("unbounded %+v", kd)
 		}
@@ -202,7 +202,7 @@ func TestKernelTimesSane(t *testing.T) {
 	// No times, and a time from the future: both count as now.
 	observe(t, e, kernelEnv(t, t0, kernelEntry(nil, "nvme0", time.Time{}, time.Time{}, map[string]int{"link_reset": 1}),
 		kernelEntry(nil, "nvme1", t0.Add(time.Hour), t0.Add(2*time.Hour), map[string]int{"timeout": 1})), t0)
-	for _, kd := range e.hosts[testHost].Kernel {
+	for _, kd := range kernelMemory.peek(e.hosts[testHost]).disks() {
 		for _, k := range []kernelEpisode{kd.Link, kd.Media} {
 			if k.active() && (!k.First.Equal(t0) || !k.Last.Equal(t0)) {
 				t.Errorf("%s: %v..%v", kd.Ref, k.First, k.Last)

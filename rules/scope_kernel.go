@@ -14,7 +14,7 @@ import (
 
 // The kernel scope: what the kernel logged about each disk, folded into
 // bursts. A kernel.log fact carries counts since the previous one, so the
-// engine keeps the history itself (hostState.Kernel, persisted): the bursts
+// engine keeps the history itself (kernelMemory, persisted): the bursts
 // within rules.kernel.window and the counts of the episode that began with
 // the first of them. An episode ends after rules.kernel.clear of silence.
 
@@ -25,8 +25,28 @@ const (
 	maxKernelText   = 512
 )
 
+// kernelHistory is what the kernel scope remembers of a host: the disks
+// the kernel named, by serial or, without one, by "ref:"+Ref, at most
+// maxKernelDisks. The scope's rules (KernelDiskErrors, LinkResets) share
+// it, each judging one disk's history, and DiskIncident names the disk
+// from it.
+type kernelHistory struct {
+	Disks map[string]*kernelDisk `json:"disks,omitempty"`
+}
+
+// kernelMemory: version 0 is 41d2458's kernel, the map alone.
+var kernelMemory = remember("kernel", 1, intoField(func(m *kernelHistory) *map[string]*kernelDisk { return &m.Disks }))
+
+// disks is the history by disk; nil when there is none (m is nil).
+func (m *kernelHistory) disks() map[string]*kernelDisk {
+	if m == nil {
+		return nil
+	}
+	return m.Disks
+}
+
 // kernelDisk is one disk (or port, when it maps to no disk) the kernel
-// named, keyed in hostState.Kernel by serial or, without one, by "ref:"+Ref.
+// named.
 type kernelDisk struct {
 	Ref       string `json:"ref"`
 	Serial    string `json:"serial,omitempty"`
@@ -238,20 +258,21 @@ func kernelTimes(first, last, now time.Time) (time.Time, time.Time) {
 // kernelDisk returns the history of the disk a fact entry names, making
 // room for it if need be.
 func (h *hostState) kernelDisk(dl *facts.KernelDiskLog) *kernelDisk {
-	if h.Kernel == nil {
-		h.Kernel = map[string]*kernelDisk{}
+	mem := kernelMemory.of(h)
+	if mem.Disks == nil {
+		mem.Disks = map[string]*kernelDisk{}
 	}
 	key := "ref:" + dl.Ref
 	if dl.Disk != nil && dl.Disk.Serial != "" {
 		key = dl.Disk.Serial
 	}
-	kd := h.Kernel[key]
+	kd := mem.Disks[key]
 	if kd == nil {
-		for len(h.Kernel) >= maxKernelDisks {
-			delete(h.Kernel, h.quietestKernelDisk())
+		for len(mem.Disks) >= maxKernelDisks {
+			delete(mem.Disks, quietestKernelDisk(mem.Disks))
 		}
 		kd = &kernelDisk{}
-		h.Kernel[key] = kd
+		mem.Disks[key] = kd
 	}
 	kd.Ref = dl.Ref
 	kd.Transport = transportOfRef(dl.Ref)
@@ -265,11 +286,11 @@ func (h *hostState) kernelDisk(dl *facts.KernelDiskLog) *kernelDisk {
 }
 
 // quietestKernelDisk is the key of the disk whose latest record is oldest.
-func (h *hostState) quietestKernelDisk() string {
+func quietestKernelDisk(disks map[string]*kernelDisk) string {
 	var key string
 	var at time.Time
-	for _, k := range sortedKeys(h.Kernel) {
-		last := h.Kernel[k].lastRecord()
+	for _, k := range sortedKeys(disks) {
+		last := disks[k].lastRecord()
 		if key == "" || last.Before(at) {
 			key, at = k, last
 		}
@@ -330,23 +351,24 @@ func (e *Engine) indexKernelDisk(h *hostState, id *disk.Identity, now time.Time)
 // every disk with an episode.
 func (e *Engine) evalKernel(h *hostState, now time.Time) {
 	cfg := e.cfg.Kernel
-	for _, key := range sortedKeys(h.Kernel) {
-		kd := h.Kernel[key]
+	disks := kernelMemory.peek(h).disks()
+	for _, key := range sortedKeys(disks) {
+		kd := disks[key]
 		mediaAged := kd.Media.age(now, cfg.Window.D(), cfg.Clear.D())
 		linkAged := kd.Link.age(now, cfg.Window.D(), cfg.Clear.D())
 		if mediaAged || linkAged {
 			h.dirty = true
 		}
 		if !kd.Media.active() && !kd.Link.active() {
-			delete(h.Kernel, key)
+			delete(disks, key)
 			h.dirty = true
 		}
 	}
 	c := e.newCtx(h, now)
-	keys := sortedKeys(h.Kernel)
-	sort.SliceStable(keys, func(i, j int) bool { return h.Kernel[keys[i]].Ref < h.Kernel[keys[j]].Ref })
+	keys := sortedKeys(disks)
+	sort.SliceStable(keys, func(i, j int) bool { return disks[keys[i]].Ref < disks[keys[j]].Ref })
 	for _, key := range keys {
-		kd := h.Kernel[key]
+		kd := disks[key]
 		for _, rule := range e.rules.kernel {
 			rule(c, kd)
 		}

@@ -12,12 +12,15 @@ import (
 )
 
 // stateVersion is bumped when hostState changes incompatibly; an older
-// record is then dropped (alerts re-fire once) rather than misread.
+// record is then dropped (alerts re-fire once) rather than misread. A
+// rule's memory changes shape under its own version (memory.go), not
+// this one, so a server of an earlier release still reads the alerts.
 const stateVersion = 1
 
 // Bounds that keep one host's persisted state small whatever happens.
 const (
-	maxCapSamples  = 96
+	// maxRateEntries bounds the recent rises a rule keeps of one counter
+	// (vdev errors, slow I/Os).
 	maxRateEntries = 64
 	maxResolved    = 256
 )
@@ -34,38 +37,30 @@ type hostState struct {
 	Groups map[string]*groupState `json:"groups,omitempty"`
 	// Flushed is when each group last sent a notification: news for a group
 	// that has been quiet for group_wait goes out at once.
-	Flushed  map[string]time.Time     `json:"flushed,omitempty"`
-	Counters map[string]*vdevCounters `json:"counters,omitempty"`
-	Scrubs   map[string]*scrubHistory `json:"scrubs,omitempty"`
-	Capacity map[string][]capSample   `json:"capacity,omitempty"`
+	Flushed map[string]time.Time `json:"flushed,omitempty"`
 	// Leaves index this host's pool members and Disks its SMART identities,
 	// so a SMART report and a vdev can be joined after a restart.
-	Leaves        []leafRef                  `json:"leaves,omitempty"`
-	Disks         map[string]*diskRef        `json:"disks,omitempty"`
-	Collectors    map[string]*collectorState `json:"collectors,omitempty"`
-	Heartbeat     *time.Time                 `json:"heartbeat,omitempty"`
-	ARCThrottleAt *time.Time                 `json:"arc_throttle_at,omitempty"`
+	Leaves     []leafRef                  `json:"leaves,omitempty"`
+	Disks      map[string]*diskRef        `json:"disks,omitempty"`
+	Collectors map[string]*collectorState `json:"collectors,omitempty"`
+	Heartbeat  *time.Time                 `json:"heartbeat,omitempty"`
 	// Applied is the facts stream sequence of the last fact applied from
 	// each source (subject and collector; see ObserveSeq), at most
 	// maxSources of them, and Stream the stream they count in.
 	Applied map[string]uint64 `json:"applied,omitempty"`
 	Stream  string            `json:"stream,omitempty"`
-	// Hangs is what the hang and suspension rules remember (rule_pool_suspended.go).
-	Hangs *hangState `json:"hangs,omitempty"`
-	// SlowIO is what SlowIO and IOHung remember (rule_slow_io.go).
-	SlowIO *slowIOState `json:"slow_io,omitempty"`
 	// KnownPools are the pools this host has had imported, at most
 	// maxKnownPools, and Forgotten those the owner said are gone for good
-	// (pools.go): a known pool that is not imported is PoolMissing.
+	// (pools.go): a known pool that is not imported is PoolMissing. They are
+	// the engine's, not that rule's: while a known pool is away, the alerts
+	// of every rule about it are kept instead of resolved (keep), and
+	// forgetting it (zwatch forget-pool) resolves them all.
 	KnownPools map[string]*knownPool `json:"known_pools,omitempty"`
 	Forgotten  map[string]time.Time  `json:"forgotten_pools,omitempty"`
-	// SeenDisks are the disks the inventory listed, by serial (DiskVanished),
-	// and ZFSVersion the last zfs version fact (ZFSVersionMismatch).
-	SeenDisks  map[string]*seenDisk  `json:"seen_disks,omitempty"`
-	ZFSVersion *facts.ZFSVersionData `json:"zfs_version,omitempty"`
-	// Kernel is what the kernel logged about each disk, at most
-	// maxKernelDisks of them (scope_kernel.go).
-	Kernel map[string]*kernelDisk `json:"kernel,omitempty"`
+	// Memory is what the rules remember of the host between facts, each
+	// rule's under the name of its memory (memory.go); a rule's file
+	// declares it, and the catalogue lists it (Rule.Memory).
+	Memory map[string]*memo `json:"memory,omitempty"`
 
 	// Latest facts, in memory only: time-based rules re-read them at Tick.
 	pools    []*zfs.Pool
@@ -147,35 +142,6 @@ type groupState struct {
 	FlushAt time.Time `json:"flush_at"`
 }
 
-// vdevCounters remembers a vdev's error counters between observations.
-type vdevCounters struct {
-	Read  uint64 `json:"r"`
-	Write uint64 `json:"w"`
-	Cksum uint64 `json:"c"`
-	// Total is every increase ever seen: it only grows, and drives re-sending.
-	Total        uint64    `json:"total"`
-	LastIncrease time.Time `json:"last_increase,omitempty"`
-	// Recent increases, newest last, for the error-rate rule.
-	Recent []rateEntry `json:"recent,omitempty"`
-	seen   bool
-}
-
-type rateEntry struct {
-	T int64  `json:"t"` // unix seconds
-	N uint64 `json:"n"`
-}
-
-type scrubHistory struct {
-	LastEnd      *time.Time `json:"last_end,omitempty"`
-	LastErrors   uint64     `json:"last_errors,omitempty"`
-	LastRepaired uint64     `json:"last_repaired,omitempty"`
-}
-
-type capSample struct {
-	T int64   `json:"t"` // unix seconds
-	P float64 `json:"p"` // capacity percent
-}
-
 // leafRef is one leaf vdev as the join needs it.
 type leafRef struct {
 	Pool   string `json:"pool"`
@@ -248,9 +214,7 @@ func newHostState(host string) *hostState {
 	return &hostState{
 		Version: stateVersion, Host: host,
 		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{}, Flushed: map[string]time.Time{},
-		Counters: map[string]*vdevCounters{}, Scrubs: map[string]*scrubHistory{},
-		Capacity: map[string][]capSample{}, Disks: map[string]*diskRef{},
-		Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
+		Disks: map[string]*diskRef{}, Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
 	}
 }
 
@@ -265,15 +229,6 @@ func (h *hostState) fixMaps() {
 	if h.Flushed == nil {
 		h.Flushed = map[string]time.Time{}
 	}
-	if h.Counters == nil {
-		h.Counters = map[string]*vdevCounters{}
-	}
-	if h.Scrubs == nil {
-		h.Scrubs = map[string]*scrubHistory{}
-	}
-	if h.Capacity == nil {
-		h.Capacity = map[string][]capSample{}
-	}
 	if h.Disks == nil {
 		h.Disks = map[string]*diskRef{}
 	}
@@ -282,9 +237,6 @@ func (h *hostState) fixMaps() {
 	}
 	if h.smart == nil {
 		h.smart = map[string]*smart.Report{}
-	}
-	for _, c := range h.Counters {
-		c.seen = true
 	}
 }
 

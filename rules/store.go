@@ -66,6 +66,7 @@ func (e *Engine) loadKeys(ctx context.Context, kv jetstream.KeyValue, all []stri
 		if h == nil {
 			continue
 		}
+		e.rules.dropUnowned(h)
 		if old := e.hosts[h.Host]; old != nil {
 			// Keep the in-memory facts; the persisted state wins.
 			h.pools, h.capacity, h.smart = old.pools, old.capacity, old.smart
@@ -92,18 +93,25 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 }
 
 // decodeHost reads one host's saved state. An unreadable or older state is
-// nil: alerts may re-fire once, which beats misreading what was sent.
+// nil: alerts may re-fire once, which beats misreading what was sent. The
+// rule memories a state of 41d2458 kept in keys of their own are read
+// along and moved into Memory (legacyMemory).
 func decodeHost(data []byte) *hostState {
-	var h hostState
 	js, err := stateJSON(data)
 	if err != nil {
 		return nil
 	}
-	if err := json.Unmarshal(js, &h); err != nil || h.Version != stateVersion || h.Host == "" {
+	var saved struct {
+		hostState
+		legacyMemory
+	}
+	if err := json.Unmarshal(js, &saved); err != nil || saved.Version != stateVersion || saved.Host == "" {
 		return nil
 	}
+	h := &saved.hostState
+	saved.legacyMemory.moveInto(h)
 	h.fixMaps()
-	return &h
+	return h
 }
 
 // Save writes the state of every host changed since the last Save, with
