@@ -10,10 +10,10 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
-	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/zfs"
+	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/model/zfs"
 )
 
 // legacyState reads legacyStateFixture: its bytes, and its keys as JSON.
