@@ -90,8 +90,8 @@ func PublishRead[T any](ctx context.Context, pub Publisher, kind, collector stri
 
 // ErrorFor turns an error from a collector into a CollectorError, with a fix
 // for the kinds a person can act on.
-func ErrorFor(collector, target string, err error) facts.CollectorError {
-	ce := facts.CollectorError{Collector: collector, Target: target, Message: err.Error()}
+func ErrorFor(collector, target string, err error) facts.CollectorErrorData {
+	ce := facts.CollectorErrorData{Collector: collector, Target: target, Message: err.Error()}
 	var ee *execx.Error
 	if errors.As(err, &ee) {
 		ce.Kind = ee.Kind

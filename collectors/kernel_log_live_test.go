@@ -325,7 +325,7 @@ func TestKernelLogLiveDenied(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("published %+v, want one collector.error", msgs)
 	}
-	if ce := msgs[0].data.(facts.CollectorError); ce.Kind != "denied" || ce.Fix != kmsgFix {
+	if ce := msgs[0].data.(facts.CollectorErrorData); ce.Kind != "denied" || ce.Fix != kmsgFix {
 		t.Errorf("collector error = %+v", ce)
 	}
 	t.Logf("%+v", msgs[0].data)

@@ -292,7 +292,7 @@ func TestKernelLogBlindSpot(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].kind != facts.KindCollectorError {
 		t.Fatalf("published %+v, want one collector.error", msgs)
 	}
-	ce := msgs[0].data.(facts.CollectorError)
+	ce := msgs[0].data.(facts.CollectorErrorData)
 	if ce.Kind != execx.KindMissing || ce.Collector != KernelLogName || ce.Fix != kmsgFix || !strings.Contains(ce.Message, k.Path) {
 		t.Errorf("collector error = %+v", ce)
 	}

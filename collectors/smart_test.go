@@ -47,10 +47,10 @@ func (p *memPublisher) reports() map[string]*smart.Report {
 }
 
 // errors are the collector errors published, by target.
-func (p *memPublisher) errors() map[string]facts.CollectorError {
-	out := map[string]facts.CollectorError{}
+func (p *memPublisher) errors() map[string]facts.CollectorErrorData {
+	out := map[string]facts.CollectorErrorData{}
 	for _, m := range p.msgs {
-		if ce, ok := m.data.(facts.CollectorError); ok && m.kind == facts.KindCollectorError {
+		if ce, ok := m.data.(facts.CollectorErrorData); ok && m.kind == facts.KindCollectorError {
 			out[ce.Target] = ce
 		}
 	}

@@ -205,12 +205,12 @@ func TestLoopPublishesCollectorErrors(t *testing.T) {
 	for {
 		msgs := pub.all()
 		if len(msgs) >= 2 {
-			ce := msgs[0].data.(facts.CollectorError)
+			ce := msgs[0].data.(facts.CollectorErrorData)
 			if msgs[0].kind != facts.KindCollectorError || ce.Kind != execx.KindTimeout {
 				t.Fatalf("first message %+v", msgs[0])
 			}
 			// At most one invocation is outstanding: the second is busy or timed out.
-			if k := msgs[1].data.(facts.CollectorError).Kind; k != execx.KindBusy && k != execx.KindTimeout {
+			if k := msgs[1].data.(facts.CollectorErrorData).Kind; k != execx.KindBusy && k != execx.KindTimeout {
 				t.Fatalf("second kind %q", k)
 			}
 			break

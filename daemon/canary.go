@@ -49,7 +49,7 @@ const sinkSkew = time.Minute
 
 // publish sends a heartbeat fact carrying a new canary, and returns the
 // channel closed when the canary comes back through the outbox.
-func (c *canary) publish(ctx context.Context, hb facts.Heartbeat) (<-chan struct{}, error) {
+func (c *canary) publish(ctx context.Context, hb facts.HeartbeatData) (<-chan struct{}, error) {
 	c.mu.Lock()
 	c.n++
 	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(c.n, 10)

@@ -48,9 +48,9 @@ type PoolKstat struct {
 	State string `json:"state"`
 }
 
-// Heartbeat is the payload of zwatch.v1.<host>.heartbeat: proof of life
+// HeartbeatData is the payload of zwatch.v1.<host>.heartbeat: proof of life
 // and the freshness of each collector, for the "watcher itself" rules.
-type Heartbeat struct {
+type HeartbeatData struct {
 	Version    string                     `json:"version"`
 	Started    time.Time                  `json:"started"`
 	Collectors map[string]CollectorHealth `json:"collectors"`
@@ -66,13 +66,13 @@ type CollectorHealth struct {
 	// LastDuration is how long the last finished run took.
 	LastDuration time.Duration `json:"last_duration_ns,omitempty"`
 	// Runs and Errors count the finished runs and the failed ones since
-	// the daemon started (Heartbeat.Started), for rates over time.
+	// the daemon started (HeartbeatData.Started), for rates over time.
 	Runs   uint64 `json:"runs,omitempty"`
 	Errors uint64 `json:"errors,omitempty"`
 }
 
-// CollectorError is the payload of zwatch.v1.<host>.collector.error.
-type CollectorError struct {
+// CollectorErrorData is the payload of zwatch.v1.<host>.collector.error.
+type CollectorErrorData struct {
 	Collector string `json:"collector"`
 	// Kind: timeout, busy, missing, denied, failed, parse.
 	Kind    string `json:"kind"`

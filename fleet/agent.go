@@ -36,10 +36,10 @@ type BufferStats struct {
 	Retries uint64 `json:"retries"`
 }
 
-// heartbeatWithBuffer is facts.Heartbeat plus the buffer counters; the
+// heartbeatWithBuffer is facts.HeartbeatData plus the buffer counters; the
 // rule engine reads the embedded fields and ignores the rest.
 type heartbeatWithBuffer struct {
-	facts.Heartbeat
+	facts.HeartbeatData
 	Buffer BufferStats `json:"buffer"`
 }
 
@@ -105,8 +105,8 @@ func (p *Buffer) Publish(ctx context.Context, kind, collector string, data any, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if hb, ok := data.(facts.Heartbeat); ok && kind == facts.KindHeartbeat {
-		data = heartbeatWithBuffer{Heartbeat: hb, Buffer: p.Stats()}
+	if hb, ok := data.(facts.HeartbeatData); ok && kind == facts.KindHeartbeat {
+		data = heartbeatWithBuffer{HeartbeatData: hb, Buffer: p.Stats()}
 	}
 	now := time.Now
 	if p.Now != nil {

@@ -71,7 +71,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	pub := func(i int) {
-		if err := buf.Publish(ctx, facts.KindCollectorError, "test", facts.CollectorError{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
+		if err := buf.Publish(ctx, facts.KindCollectorError, "test", facts.CollectorErrorData{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	for i := 3; i < 13; i++ {
 		pub(i)
 	}
-	if err := buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "t"}); err != nil {
+	if err := buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.HeartbeatData{Version: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
@@ -119,7 +119,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 			got = append(got, "hb")
 			continue
 		}
-		var ce facts.CollectorError
+		var ce facts.CollectorErrorData
 		_ = json.Unmarshal(env.Data, &ce)
 		got = append(got, ce.Message)
 	}

@@ -104,7 +104,7 @@ func TestFleetBenchmark(t *testing.T) {
 	}
 	defer admin.Close()
 	sizes := map[string]int{}
-	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": facts.Heartbeat{Version: "bench"}} {
+	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": facts.HeartbeatData{Version: "bench"}} {
 		b, _ := bus.Wrap(k, "host0000", "bench", time.Now(), v)
 		sizes[k] = len(b)
 	}
@@ -117,7 +117,7 @@ func TestFleetBenchmark(t *testing.T) {
 		case 0, 10:
 			return facts.KindZpoolStatus, p.status, nil
 		case 5, 11, 15, 19:
-			return facts.KindHeartbeat, facts.Heartbeat{Version: "bench"}, nil
+			return facts.KindHeartbeat, facts.HeartbeatData{Version: "bench"}, nil
 		case 7:
 			r := smartOf(p, host, (i/20)%disks)
 			return facts.KindSmart, r, []string{r.Serial}
@@ -279,7 +279,7 @@ func TestFleetBenchmark(t *testing.T) {
 				published.Add(1)
 			}
 			if !now.Before(n.hb) {
-				_ = bufs[h].Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "bench"})
+				_ = bufs[h].Publish(ctx, facts.KindHeartbeat, "zwatch", facts.HeartbeatData{Version: "bench"})
 				n.hb = n.hb.Add(30 * time.Second)
 				published.Add(1)
 			}

@@ -161,7 +161,7 @@ func TestScaleBenchmark(t *testing.T) {
 		case 0, 10:
 			publishUnder(prefix, h, facts.KindZpoolStatus, p.status)
 		case 5, 11, 15, 19:
-			publishUnder(prefix, h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
+			publishUnder(prefix, h, facts.KindHeartbeat, facts.HeartbeatData{Version: "bench"})
 		case 7:
 			r := smartOf(p, h, (i/hosts/20)%disks)
 			publishUnder(prefix, h, facts.KindSmart, r, r.Serial)
@@ -540,7 +540,7 @@ func defaultLoad(ctx context.Context, hosts, disks int, p benchPayloads, publish
 				n.Add(1)
 			}
 			if !now.Before(d.hb) {
-				publish(h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
+				publish(h, facts.KindHeartbeat, facts.HeartbeatData{Version: "bench"})
 				d.hb = d.hb.Add(30 * time.Second)
 				n.Add(1)
 			}

@@ -36,7 +36,7 @@ func benchMix(b *testing.B, hosts int) []bus.Envelope {
 			wrap(facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: status}),
 			wrap(facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: []zfs.PoolList{{Name: "upool", CapacityPct: 41}}}),
 			wrap(facts.KindSmart, "smart", r),
-			wrap(facts.KindHeartbeat, "zwatch", facts.Heartbeat{Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
+			wrap(facts.KindHeartbeat, "zwatch", facts.HeartbeatData{Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
 		)
 	}
 	return out

@@ -164,7 +164,7 @@ func observeARC(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Ti
 }
 
 func observeCollectorError(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var ce facts.CollectorError
+	var ce facts.CollectorErrorData
 	if err := decode(env, &ce); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func observeCollectorError(e *Engine, h *hostState, env bus.Envelope, _ uint64, 
 }
 
 func observeHeartbeat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var hb facts.Heartbeat
+	var hb facts.HeartbeatData
 	if err := decode(env, &hb); err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	}
 }
 
-func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorError) {
+func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorErrorData) {
 	name := ce.Collector
 	if name == "" {
 		name = env.Collector
@@ -156,7 +156,7 @@ func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.Col
 	h.dirty = true
 }
 
-func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.Heartbeat) {
+func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.HeartbeatData) {
 	at := env.CollectedAt
 	changed := h.Heartbeat == nil
 	h.Heartbeat = &at

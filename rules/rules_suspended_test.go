@@ -48,7 +48,7 @@ func capturedStatusEnv(t *testing.T, file string, at time.Time) bus.Envelope {
 }
 
 func timeoutEnv(t *testing.T, coll, kind, target string, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorError{Collector: coll, Kind: kind, Target: target,
+	return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorErrorData{Collector: coll, Kind: kind, Target: target,
 		Command: "zpool status -j --json-int -p -P", Message: "no answer within 30s; killed"})
 }
 
@@ -209,7 +209,7 @@ func TestSmartTimeoutPerDisk(t *testing.T) {
 	good := smartReport(t, "nvme-intel-660p-healthy.json")
 	for i := 0; i < 3; i++ {
 		now := t0.Add(time.Duration(i) * 30 * time.Minute)
-		observe(t, e, envOf(t, facts.KindCollectorError, "smart", now, facts.CollectorError{Collector: "smart", Kind: "timeout", Target: "/dev/sdb",
+		observe(t, e, envOf(t, facts.KindCollectorError, "smart", now, facts.CollectorErrorData{Collector: "smart", Kind: "timeout", Target: "/dev/sdb",
 			Command: "smartctl --json=c -a -n standby /dev/sdb", Message: "no answer within 30s; killed"}), now)
 		observe(t, e, smartEnv(t, good, now.Add(time.Second)), now.Add(time.Second))
 	}

@@ -13,7 +13,7 @@ import (
 // Heartbeats, collector errors and ARC readings are zwatch's own messages;
 // no captured ones exist, so they are built here as the daemon builds them.
 func heartbeat(t *testing.T, at time.Time, cs map[string]facts.CollectorHealth) bus.Envelope {
-	return envOf(t, facts.KindHeartbeat, "zwatch", at, facts.Heartbeat{Version: "test", Started: t0, Collectors: cs})
+	return envOf(t, facts.KindHeartbeat, "zwatch", at, facts.HeartbeatData{Version: "test", Started: t0, Collectors: cs})
 }
 
 func TestCollectorStaleAndHostSilent(t *testing.T) {
@@ -60,7 +60,7 @@ func TestCollectorStaleAndHostSilent(t *testing.T) {
 func TestCommandHangsAndBlindSpot(t *testing.T) {
 	e := newTestEngine()
 	errEnv := func(kind, coll string, at time.Time) bus.Envelope {
-		return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorError{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
+		return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorErrorData{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
 	}
 	for i := 1; i <= 3; i++ {
 		now := t0.Add(time.Duration(i) * time.Minute)

@@ -68,7 +68,7 @@ func (bb *batchBench) status(host, file string) {
 func (bb *batchBench) heartbeats(host string, n int) {
 	bb.t.Helper()
 	for i := range n {
-		bb.publish(host, facts.KindHeartbeat, facts.Heartbeat{Version: fmt.Sprintf("batch-%d", i)}, time.Now())
+		bb.publish(host, facts.KindHeartbeat, facts.HeartbeatData{Version: fmt.Sprintf("batch-%d", i)}, time.Now())
 	}
 }
 

@@ -229,7 +229,7 @@ func (r *Reader) silent(last *time.Time, now time.Time) bool {
 type lastFacts struct {
 	subjects    int
 	hostName    string
-	heartbeat   *facts.Heartbeat
+	heartbeat   *facts.HeartbeatData
 	heartbeatAt time.Time
 	status      *facts.StatusData
 	statusAt    time.Time
@@ -288,7 +288,7 @@ func (lf *lastFacts) apply(kind string, env bus.Envelope) {
 	at := env.CollectedAt
 	switch {
 	case kind == facts.KindHeartbeat:
-		var hb facts.Heartbeat
+		var hb facts.HeartbeatData
 		if json.Unmarshal(env.Data, &hb) == nil {
 			lf.heartbeat, lf.heartbeatAt = &hb, at
 		}

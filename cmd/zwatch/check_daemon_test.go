@@ -118,7 +118,7 @@ func TestCheckFromDaemonBus(t *testing.T) {
 		t.Fatalf("no heartbeat yet: %s - %s", po.State, po.Text)
 	}
 
-	msg, err := bus.Wrap(facts.KindHeartbeat, "srv1", "zwatch", time.Now(), facts.Heartbeat{Version: "test", Started: time.Now()})
+	msg, err := bus.Wrap(facts.KindHeartbeat, "srv1", "zwatch", time.Now(), facts.HeartbeatData{Version: "test", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

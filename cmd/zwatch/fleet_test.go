@@ -97,7 +97,7 @@ func TestFleetAddHost(t *testing.T) {
 		}
 	}
 	defer a.Close()
-	msg, _ := bus.Wrap(facts.KindHeartbeat, ac.Host, "zwatch", time.Now(), facts.Heartbeat{Version: "test", Started: time.Now()})
+	msg, _ := bus.Wrap(facts.KindHeartbeat, ac.Host, "zwatch", time.Now(), facts.HeartbeatData{Version: "test", Started: time.Now()})
 	if err := a.Publish(ctx, bus.Subject(ac.Host, facts.KindHeartbeat), msg); err != nil {
 		t.Fatalf("agent publish: %v", err)
 	}

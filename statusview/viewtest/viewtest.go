@@ -59,7 +59,7 @@ func Publish(ctx context.Context, t testing.TB, b *bus.Bus, host, prefix string)
 		must(t, pub.Publish(ctx, facts.KindSmart, "smart", rep, rep.Serial))
 	}
 	now := time.Now().UTC()
-	must(t, pub.Publish(ctx, facts.KindHeartbeat, "heartbeat", facts.Heartbeat{Version: "test", Started: now,
+	must(t, pub.Publish(ctx, facts.KindHeartbeat, "heartbeat", facts.HeartbeatData{Version: "test", Started: now,
 		Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute, LastOK: &now}}}))
 }
 
