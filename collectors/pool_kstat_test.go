@@ -127,8 +127,8 @@ esac
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Pools) != 2 || got.Pools[0] != (facts.PoolKstat{Name: "hung", State: "SUSPENDED"}) ||
-		got.Pools[1] != (facts.PoolKstat{Name: "tank", State: "ONLINE"}) || got.Source != "sysctl" {
+	if len(got.Pools) != 2 || got.Pools[0] != (facts.PoolKstatState{Name: "hung", State: "SUSPENDED"}) ||
+		got.Pools[1] != (facts.PoolKstatState{Name: "tank", State: "ONLINE"}) || got.Source != "sysctl" {
 		t.Errorf("sysctl reading %+v", got)
 	}
 	if _, err := ParseKstatSysctl(strings.NewReader("kstat.zfs.misc.arcstats.hits: 3\n")); err == nil {

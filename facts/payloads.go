@@ -36,14 +36,14 @@ type EventData struct {
 // answers while zpool commands hang on a SUSPENDED pool.
 type PoolKstatData struct {
 	// Source is where it was read: "procfs" or "sysctl".
-	Source string      `json:"source"`
-	Pools  []PoolKstat `json:"pools"`
+	Source string           `json:"source"`
+	Pools  []PoolKstatState `json:"pools"`
 }
 
-// PoolKstat is one pool's kernel state: ONLINE, DEGRADED, FAULTED,
+// PoolKstatState is one pool's kernel state: ONLINE, DEGRADED, FAULTED,
 // OFFLINE, REMOVED, UNAVAIL, SPLIT, SUSPENDED or TRANSITIONING (OpenZFS
 // spa_state_to_name).
-type PoolKstat struct {
+type PoolKstatState struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
 }

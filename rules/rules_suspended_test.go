@@ -23,13 +23,13 @@ func kstatEnv(t *testing.T, capture string, at time.Time) bus.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstat{}}
+	d := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstatState{}}
 	for _, e := range entries {
 		b, err := os.ReadFile(kstatDir + capture + "/" + e.Name() + "/state")
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Pools = append(d.Pools, facts.PoolKstat{Name: e.Name(), State: strings.TrimSpace(string(b))})
+		d.Pools = append(d.Pools, facts.PoolKstatState{Name: e.Name(), State: strings.TrimSpace(string(b))})
 	}
 	return envOf(t, facts.KindPoolKstat, "pool_kstat", at, d)
 }
