@@ -3,17 +3,20 @@
 // between collectors (which write facts) and rules (which read them), so that
 // neither imports the other.
 //
-// Adding a kind of fact is one payload type and one line in Kinds.
+// Adding a kind of fact is its payload type, one Define and one line in
+// Kinds.
 package facts
 
 import (
 	"strings"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/maintenance"
+	"github.com/zwatch/zwatch/smart"
+	"github.com/zwatch/zwatch/zfs"
 )
 
-// Kinds of fact: the subject suffix under zwatch.v1.<host>. and the schema
-// name (bus.Schema(kind)).
+// The names of the kinds below, while their uses move to the kinds.
 const (
 	KindZpoolStatus   = "zpool.status"
 	KindZpoolCapacity = "zpool.capacity"
@@ -50,35 +53,48 @@ const (
 	KindHeartbeat      = "heartbeat"
 )
 
-// Kind describes one kind of fact on the bus.
-type Kind struct {
-	// Name is the subject suffix and schema name, e.g. "zpool.status".
-	Name string
-	// PerTarget: the subject ends in one more token naming what the fact
-	// is about (a disk serial), zwatch.v1.<host>.<name>.<target>.
-	PerTarget bool
-}
+// The kinds of fact, each bound to its subject suffix (zwatch.v1.<host>.<name>),
+// its schema (bus.Schema(name)) and its payload.
+var (
+	ZpoolStatus    = Define[StatusData](KindZpoolStatus)
+	ZpoolCapacity  = Define[CapacityData](KindZpoolCapacity)
+	ZpoolEvent     = Define[EventData](KindZpoolEvent)
+	PoolKstat      = Define[PoolKstatData](KindPoolKstat)
+	PoolImport     = Define[PoolImportData](KindPoolImport)
+	PoolForget     = Define[PoolForgetData](KindPoolForget)
+	Datasets       = Define[DatasetsData](KindDatasets)
+	Snapshots      = Define[SnapshotsData](KindSnapshots)
+	KernelLog      = Define[KernelLogData](KindKernelLog)
+	Disks          = Define[DisksData](KindDisks)
+	DiskForget     = Define[DiskForgetData](KindDiskForget)
+	ZFSVersion     = Define[ZFSVersionData](KindZFSVersion)
+	Smart          = Define[smart.Report](KindSmart, PerTarget())
+	ARC            = Define[zfs.ARC](KindARC)
+	CollectorError = Define[CollectorErrorData](KindCollectorError)
+	Maintenance    = Define[maintenance.Event](KindMaintenance)
+	Heartbeat      = Define[HeartbeatData](KindHeartbeat)
+)
 
 // Kinds lists every kind of fact, in the order docs/subjects.md presents them.
 func Kinds() []Kind {
 	return []Kind{
-		{Name: KindZpoolCapacity},
-		{Name: KindZpoolStatus},
-		{Name: KindZpoolEvent},
-		{Name: KindPoolKstat},
-		{Name: KindPoolImport},
-		{Name: KindPoolForget},
-		{Name: KindDatasets},
-		{Name: KindSnapshots},
-		{Name: KindZFSVersion},
-		{Name: KindKernelLog},
-		{Name: KindDisks},
-		{Name: KindDiskForget},
-		{Name: KindSmart, PerTarget: true},
-		{Name: KindARC},
-		{Name: KindCollectorError},
-		{Name: KindMaintenance},
-		{Name: KindHeartbeat},
+		ZpoolCapacity,
+		ZpoolStatus,
+		ZpoolEvent,
+		PoolKstat,
+		PoolImport,
+		PoolForget,
+		Datasets,
+		Snapshots,
+		ZFSVersion,
+		KernelLog,
+		Disks,
+		DiskForget,
+		Smart,
+		ARC,
+		CollectorError,
+		Maintenance,
+		Heartbeat,
 	}
 }
 
@@ -88,11 +104,7 @@ func StreamSubjects() []string {
 	kinds := Kinds()
 	out := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		s := "zwatch." + bus.Version + ".*." + k.Name
-		if k.PerTarget {
-			s += ".>"
-		}
-		out = append(out, s)
+		out = append(out, k.Filter("*"))
 	}
 	return out
 }
@@ -108,8 +120,8 @@ func KindOfSubject(subject string) (host, kind string, ok bool) {
 	}
 	rest := subject[len("zwatch."+bus.Version+".")+len(host)+1:]
 	for _, k := range Kinds() {
-		if rest == k.Name || (k.PerTarget && strings.HasPrefix(rest, k.Name+".")) {
-			return host, k.Name, true
+		if rest == k.Name() || (k.PerTarget() && strings.HasPrefix(rest, k.Name()+".")) {
+			return host, k.Name(), true
 		}
 	}
 	return host, "", false

@@ -35,3 +35,52 @@ func TestStreamSubjects(t *testing.T) {
 		t.Errorf("StreamSubjects() holds the alert subject: the two streams would overlap")
 	}
 }
+
+// The kinds' names, schemas and subjects are the wire format running fleets
+// speak: a change here must be a new kind, never an edit.
+func TestKindsWireFormat(t *testing.T) {
+	want := []struct {
+		name      string
+		perTarget bool
+		payload   string
+	}{
+		{"zpool.capacity", false, "facts.CapacityData"},
+		{"zpool.status", false, "facts.StatusData"},
+		{"zpool.event", false, "facts.EventData"},
+		{"zpool.kstat", false, "facts.PoolKstatData"},
+		{"zpool.import", false, "facts.PoolImportData"},
+		{"zpool.forget", false, "facts.PoolForgetData"},
+		{"zfs.datasets", false, "facts.DatasetsData"},
+		{"zfs.snapshots", false, "facts.SnapshotsData"},
+		{"zfs.version", false, "facts.ZFSVersionData"},
+		{"kernel.log", false, "facts.KernelLogData"},
+		{"disk.inventory", false, "facts.DisksData"},
+		{"disk.forget", false, "facts.DiskForgetData"},
+		{"smart", true, "smart.Report"},
+		{"arc", false, "zfs.ARC"},
+		{"collector.error", false, "facts.CollectorErrorData"},
+		{"maintenance", false, "maintenance.Event"},
+		{"heartbeat", false, "facts.HeartbeatData"},
+	}
+	kinds := Kinds()
+	if len(kinds) != len(want) {
+		t.Fatalf("%d kinds, want %d", len(kinds), len(want))
+	}
+	for i, k := range kinds {
+		w := want[i]
+		if k.Name() != w.name || k.PerTarget() != w.perTarget || k.Payload().String() != w.payload {
+			t.Errorf("kind %d is %s (per target %v) of %s, want %s (%v) of %s",
+				i, k.Name(), k.PerTarget(), k.Payload(), w.name, w.perTarget, w.payload)
+		}
+		if k.Schema() != "zwatch.v1."+w.name {
+			t.Errorf("%s: schema %s", w.name, k.Schema())
+		}
+		subject := "zwatch.v1.*." + w.name
+		if w.perTarget {
+			subject += ".>"
+		}
+		if got := StreamSubjects()[i]; got != subject {
+			t.Errorf("%s: stream subject %s, want %s", w.name, got, subject)
+		}
+	}
+}

@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the alert table of docs/rules.m
 func checkCatalogue(catalogue []Rule) error {
 	kinds := map[string]bool{}
 	for _, k := range facts.Kinds() {
-		kinds[k.Name] = true
+		kinds[k.Name()] = true
 	}
 	var errs []string
 	seen := map[string]bool{}
