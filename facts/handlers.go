@@ -20,8 +20,7 @@ type Handler[C any] struct {
 }
 
 // HandlerOf makes the handler of kind k that decodes each payload into a T
-// and calls fn with it. fn nil makes a handler that only knows its kind:
-// it decodes nothing and its facts are proof of life.
+// and calls fn with it. fn nil makes Unread(k).
 func HandlerOf[T, C any](k KindOf[T], fn func(c C, env bus.Envelope, d *T) error) Handler[C] {
 	return partHandler(k, fn)
 }
@@ -32,6 +31,10 @@ func HandlerOf[T, C any](k KindOf[T], fn func(c C, env bus.Envelope, d *T) error
 func PartHandlerOf[P, T, C any](k KindOf[T], fn func(c C, env bus.Envelope, d *P) error) Handler[C] {
 	return partHandler(k, fn)
 }
+
+// Unread is the handler of a kind a reader takes in without reading its
+// payload (a fact that only counts as proof of life): it decodes nothing.
+func Unread[C any](k Kind) Handler[C] { return Handler[C]{kind: k} }
 
 func partHandler[P, T, C any](k KindOf[T], fn func(c C, env bus.Envelope, d *P) error) Handler[C] {
 	h := Handler[C]{kind: k}

@@ -87,11 +87,12 @@ func TestHandlerErrors(t *testing.T) {
 // A handler without a func knows its kind and reads nothing: its facts
 // are proof of life, and a payload it cannot read is no error.
 func TestHandlerWithoutFunc(t *testing.T) {
-	h := HandlerOf[HeartbeatData, *seen](Heartbeat, nil)
 	env, msg := envelope(t, Heartbeat, HeartbeatData{})
 	env.Data = []byte(`"not a heartbeat"`)
-	if h.Kind() != Kind(Heartbeat) || h.Handle(&seen{}, env) != nil || h.HandleMsg(&seen{}, msg) != nil {
-		t.Error("a handler without a func reads its facts")
+	for _, h := range []Handler[*seen]{Unread[*seen](Heartbeat), HandlerOf[HeartbeatData, *seen](Heartbeat, nil)} {
+		if h.Kind() != Kind(Heartbeat) || h.Handle(&seen{}, env) != nil || h.HandleMsg(&seen{}, msg) != nil {
+			t.Error("a handler without a func reads its facts")
+		}
 	}
 	var zero Handler[*seen]
 	if zero.Kind() != nil || zero.Handle(&seen{}, env) != nil {

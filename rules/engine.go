@@ -10,7 +10,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -128,10 +127,8 @@ func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 		e.settle(h, now)
 		return nil
 	}
-	if handle.observe != nil {
-		if err := handle.observe(e, h, env, sum, now); err != nil {
-			return err
-		}
+	if err := handle.observe.Handle(observation{e: e, h: h, sum: sum, now: now}, env); err != nil {
+		return err
 	}
 	if !handle.reportsFailure && env.Collector != "" {
 		e.noteSuccess(h, env)
@@ -148,13 +145,6 @@ func (e *Engine) start(now time.Time) {
 	if e.started.IsZero() {
 		e.started = now
 	}
-}
-
-func decode(env bus.Envelope, into any) error {
-	if err := json.Unmarshal(env.Data, into); err != nil {
-		return fmt.Errorf("decode %s from %s: %w", env.Schema, env.Host, err)
-	}
-	return nil
 }
 
 // settle runs the lifecycle steps every change ends with.

@@ -87,11 +87,8 @@ func (h *hostState) hangs() *hangState {
 	return h.Hangs
 }
 
-func observeKstat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var d facts.PoolKstatData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeKstat(o observation, env bus.Envelope, d *facts.PoolKstatData) error {
+	h := o.h
 	hs := h.hangs()
 	if hs.KstatAt != nil && env.CollectedAt.Before(*hs.KstatAt) {
 		return nil // an older reading than the one applied
