@@ -2,10 +2,12 @@ package history
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/smart"
 )
 
 // What the writer must not store: a fact whose envelope names another host
@@ -48,6 +50,17 @@ func TestWriterSkips(t *testing.T) {
 	}
 	if len(times) != 3 || times[0] != 0 || times[1] != 300 || times[2] != 600 {
 		t.Errorf("raw points at %v s, want one per 5-minute slot: [0 300 600]", times)
+	}
+}
+
+// The part of a SMART report the history reads is the report's: a field
+// renamed in smart.Report would otherwise leave the disk series empty.
+func TestSmartReadingIsPartOfTheReport(t *testing.T) {
+	if err := facts.CheckPart[smartReading, smart.Report](); err != nil {
+		t.Error(err)
+	}
+	if got := factSubjects(); !slices.Equal(got, []string{"zwatch.v1.*.zpool.capacity", "zwatch.v1.*.zpool.status", "zwatch.v1.*.smart.>"}) {
+		t.Errorf("factSubjects() = %v", got)
 	}
 }
 
