@@ -54,6 +54,24 @@ type HeartbeatData struct {
 	Version    string                     `json:"version"`
 	Started    time.Time                  `json:"started"`
 	Collectors map[string]CollectorHealth `json:"collectors"`
+	// Buffer is a fleet agent's publish buffer; nil from a daemon that
+	// publishes straight to its own bus.
+	Buffer *BufferStats `json:"buffer,omitempty"`
+}
+
+// BufferStats is a fleet agent's publish buffer (fleet.Buffer), as sent in
+// every heartbeat.
+type BufferStats struct {
+	// Queued messages are waiting for the cluster to accept them.
+	Queued int `json:"queued"`
+	// Max is the bound; when full, the oldest queued message is dropped.
+	Max int `json:"max"`
+	// Dropped counts messages dropped since the agent started.
+	Dropped uint64 `json:"dropped"`
+	// Sent counts messages the cluster acknowledged since the agent started.
+	Sent uint64 `json:"sent"`
+	// Retries counts failed publish attempts (timeouts, no quorum, offline).
+	Retries uint64 `json:"retries"`
 }
 
 // CollectorHealth is one collector's recent history.

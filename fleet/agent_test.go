@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	var hb heartbeatWithBuffer
+	var hb facts.HeartbeatData
 	for range 8 {
 		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
 		if err != nil {
@@ -127,7 +128,38 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		t.Errorf("stream holds %v, want %s (oldest dropped, order kept)", got, want)
 	}
 	// The heartbeat was queued after 10 messages with 5 slots: 5 dropped then.
-	if hb.Buffer.Max != 5 || hb.Buffer.Dropped != 5 || hb.Version != "t" {
+	if hb.Buffer == nil || hb.Buffer.Max != 5 || hb.Buffer.Dropped != 5 || hb.Version != "t" {
 		t.Errorf("heartbeat buffer %+v version %q", hb.Buffer, hb.Version)
+	}
+}
+
+// The buffer is part of the heartbeat payload now, where it was a wrapper
+// around it: the bytes on the wire are the same, and a daemon's heartbeat
+// still has no buffer.
+func TestHeartbeatBufferWireUnchanged(t *testing.T) {
+	hb := facts.HeartbeatData{Version: "t", Started: time.Unix(1, 0).UTC(),
+		Collectors: map[string]facts.CollectorHealth{"smart": {Interval: time.Minute}}}
+	stats := BufferStats{Queued: 1, Max: 5, Dropped: 2, Sent: 3, Retries: 4}
+	wrapped, err := json.Marshal(struct {
+		facts.HeartbeatData
+		Buffer BufferStats `json:"buffer"`
+	}{hb, stats})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb.Buffer = &stats
+	withBuffer, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(withBuffer) != string(wrapped) {
+		t.Errorf("agent heartbeat\n%s\nwas\n%s", withBuffer, wrapped)
+	}
+	if strings.Contains(string(plain), "buffer") {
+		t.Errorf("daemon heartbeat has a buffer: %s", plain)
 	}
 }

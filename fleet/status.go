@@ -155,13 +155,13 @@ func applyMsg(h *HostView, kind string, data []byte) {
 	at := env.CollectedAt
 	switch kind {
 	case facts.KindHeartbeat:
-		var hb heartbeatWithBuffer
+		var hb facts.HeartbeatData
 		if json.Unmarshal(env.Data, &hb) != nil {
 			return
 		}
 		h.LastHeartbeat, h.Version = &at, hb.Version
-		if hb.Buffer.Max > 0 {
-			b := hb.Buffer
+		if hb.Buffer != nil && hb.Buffer.Max > 0 {
+			b := *hb.Buffer
 			h.Buffer = &b
 		}
 	case facts.KindZpoolStatus:
