@@ -126,3 +126,10 @@ func KindOfSubject(subject string) (host, kind string, ok bool) {
 	}
 	return host, "", false
 }
+
+// KindOfSchema returns the kind named by an envelope's schema, e.g. "smart"
+// for zwatch.v1.smart; ok is false for a schema of another version or
+// namespace.
+func KindOfSchema(schema string) (kind string, ok bool) {
+	return strings.CutPrefix(schema, "zwatch."+bus.Version+".")
+}

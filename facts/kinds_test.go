@@ -24,6 +24,15 @@ func TestKindOfSubject(t *testing.T) {
 	}
 }
 
+func TestKindOfSchema(t *testing.T) {
+	if kind, ok := KindOfSchema(Smart.Schema()); !ok || kind != "smart" {
+		t.Errorf("KindOfSchema(%s) = %q %v", Smart.Schema(), kind, ok)
+	}
+	if _, ok := KindOfSchema("zwatch.v2.smart"); ok {
+		t.Error("KindOfSchema takes another version")
+	}
+}
+
 func TestStreamSubjects(t *testing.T) {
 	got := StreamSubjects()
 	for _, want := range []string{"zwatch.v1.*.zpool.status", "zwatch.v1.*.smart.>", "zwatch.v1.*.heartbeat"} {

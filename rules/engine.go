@@ -14,12 +14,12 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/silence"
 	"github.com/zwatch/zwatch/smart"
 	"github.com/zwatch/zwatch/zfs"
@@ -103,7 +103,7 @@ func (e *Engine) host(name string) *hostState {
 // cannot read is reported as an error and changes nothing. The fact's kind
 // is its envelope's schema; the subject has been checked against the host.
 func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
-	kind, ok := strings.CutPrefix(env.Schema, "zwatch."+bus.Version+".")
+	kind, ok := facts.KindOfSchema(env.Schema)
 	if !ok {
 		return fmt.Errorf("observe: unknown schema %q", env.Schema)
 	}
