@@ -149,7 +149,7 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		default:
 			log.Warn("collector failed", "collector", c.Name(), "err", err)
 			ce := ErrorFor(c.Name(), "", err)
-			if perr := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
+			if perr := pub.Publish(ctx, facts.CollectorError.Name(), c.Name(), ce); perr != nil && ctx.Err() == nil {
 				log.Error("publish collector error", "collector", c.Name(), "err", perr)
 			}
 		}

@@ -246,7 +246,7 @@ func TestKernelLogLiveCapturedLines(t *testing.T) {
 		t.Errorf("sda: %d findings read back, %d written: %+v", got, want, d)
 	}
 	// The envelope BusPublisher would send, for the docs' example.
-	env, err := bus.Wrap(facts.KindKernelLog, "nas1", KernelLogName, pub.at[0], d)
+	env, err := bus.Wrap(facts.KernelLog.Name(), "nas1", KernelLogName, pub.at[0], d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,8 +71,8 @@ func TestPoolKstatPublishes(t *testing.T) {
 	if err := c.Collect(context.Background(), &pub); err != nil {
 		t.Fatal(err)
 	}
-	if m := pub.all(); len(m) != 1 || m[0].kind != facts.KindPoolKstat || m[0].collector != "pool_kstat" {
-		t.Fatalf("published %+v, want one %s", m, facts.KindPoolKstat)
+	if m := pub.all(); len(m) != 1 || m[0].kind != facts.PoolKstat.Name() || m[0].collector != "pool_kstat" {
+		t.Fatalf("published %+v, want one %s", m, facts.PoolKstat.Name())
 	}
 }
 

@@ -56,11 +56,11 @@ func (c *canary) publish(ctx context.Context, hb facts.HeartbeatData) (<-chan st
 	done := make(chan struct{})
 	c.arrived[id] = done
 	c.mu.Unlock()
-	data, err := bus.Wrap(facts.KindHeartbeat, c.host, "zwatch", time.Now(), hb)
+	data, err := bus.Wrap(facts.Heartbeat.Name(), c.host, "zwatch", time.Now(), hb)
 	if err != nil {
 		return nil, err
 	}
-	m := nats.NewMsg(bus.Subject(c.host, facts.KindHeartbeat))
+	m := nats.NewMsg(bus.Subject(c.host, facts.Heartbeat.Name()))
 	m.Data = data
 	m.Header.Set(rules.CanaryHeader, id)
 	if _, err := c.b.JS.PublishMsg(ctx, m); err != nil {

@@ -175,7 +175,7 @@ func (h *heartbeat) run(ctx context.Context) error {
 func (h *heartbeat) beat(ctx context.Context, wait time.Duration) string {
 	hb := facts.HeartbeatData{Version: Version, Started: h.started, Collectors: h.tracker.snapshot()}
 	if h.canary == nil {
-		if err := h.pub.Publish(ctx, facts.KindHeartbeat, "zwatch", hb); err != nil {
+		if err := h.pub.Publish(ctx, facts.Heartbeat.Name(), "zwatch", hb); err != nil {
 			return "heartbeat not accepted by the bus: " + err.Error()
 		}
 		return ""

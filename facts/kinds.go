@@ -16,63 +16,39 @@ import (
 	"github.com/zwatch/zwatch/zfs"
 )
 
-// The names of the kinds below, while their uses move to the kinds.
-const (
-	KindZpoolStatus   = "zpool.status"
-	KindZpoolCapacity = "zpool.capacity"
-	KindZpoolEvent    = "zpool.event"
-	// KindPoolKstat is each pool's state as the kernel reports it without
-	// taking the pool's locks (PoolKstatData).
-	KindPoolKstat = "zpool.kstat"
-	// KindPoolImport is what `zpool import` finds but is not imported
-	// (PoolImportData).
-	KindPoolImport = "zpool.import"
-	// KindPoolForget says the owner declared a pool gone for good
-	// (`zwatch forget-pool`, PoolForgetData).
-	KindPoolForget = "zpool.forget"
-	// KindDatasets is every filesystem and volume with its mount and key
-	// state (DatasetsData).
-	KindDatasets = "zfs.datasets"
-	// KindSnapshots sums up every dataset's snapshots (SnapshotsData).
-	KindSnapshots = "zfs.snapshots"
-	// KindKernelLog is what the kernel logged about disks, links and
-	// controllers (KernelLogData).
-	KindKernelLog = "kernel.log"
-	// KindDisks lists the disks present on the machine (DisksData).
-	KindDisks = "disk.inventory"
-	// KindDiskForget says the owner removed a disk for good (`zwatch
-	// forget-disk`, DiskForgetData).
-	KindDiskForget = "disk.forget"
-	// KindZFSVersion is the ZFS userland and kernel module versions
-	// (ZFSVersionData).
-	KindZFSVersion     = "zfs.version"
-	KindSmart          = "smart" // subject adds .<serial>
-	KindARC            = "arc"
-	KindCollectorError = "collector.error"
-	KindMaintenance    = "maintenance"
-	KindHeartbeat      = "heartbeat"
-)
-
 // The kinds of fact, each bound to its subject suffix (zwatch.v1.<host>.<name>),
-// its schema (bus.Schema(name)) and its payload.
+// its schema (bus.Schema(name)) and its payload. The names are the wire
+// format of running fleets: they never change.
 var (
-	ZpoolStatus    = Define[StatusData](KindZpoolStatus)
-	ZpoolCapacity  = Define[CapacityData](KindZpoolCapacity)
-	ZpoolEvent     = Define[EventData](KindZpoolEvent)
-	PoolKstat      = Define[PoolKstatData](KindPoolKstat)
-	PoolImport     = Define[PoolImportData](KindPoolImport)
-	PoolForget     = Define[PoolForgetData](KindPoolForget)
-	Datasets       = Define[DatasetsData](KindDatasets)
-	Snapshots      = Define[SnapshotsData](KindSnapshots)
-	KernelLog      = Define[KernelLogData](KindKernelLog)
-	Disks          = Define[DisksData](KindDisks)
-	DiskForget     = Define[DiskForgetData](KindDiskForget)
-	ZFSVersion     = Define[ZFSVersionData](KindZFSVersion)
-	Smart          = Define[smart.Report](KindSmart, PerTarget())
-	ARC            = Define[zfs.ARC](KindARC)
-	CollectorError = Define[CollectorErrorData](KindCollectorError)
-	Maintenance    = Define[maintenance.Event](KindMaintenance)
-	Heartbeat      = Define[HeartbeatData](KindHeartbeat)
+	ZpoolStatus   = Define[StatusData]("zpool.status")
+	ZpoolCapacity = Define[CapacityData]("zpool.capacity")
+	ZpoolEvent    = Define[EventData]("zpool.event")
+	// PoolKstat is each pool's state as the kernel reports it without
+	// taking the pool's locks.
+	PoolKstat = Define[PoolKstatData]("zpool.kstat")
+	// PoolImport is what `zpool import` finds but is not imported.
+	PoolImport = Define[PoolImportData]("zpool.import")
+	// PoolForget says the owner declared a pool gone for good
+	// (`zwatch forget-pool`).
+	PoolForget = Define[PoolForgetData]("zpool.forget")
+	// Datasets is every filesystem and volume with its mount and key state.
+	Datasets = Define[DatasetsData]("zfs.datasets")
+	// Snapshots sums up every dataset's snapshots.
+	Snapshots = Define[SnapshotsData]("zfs.snapshots")
+	// KernelLog is what the kernel logged about disks, links and controllers.
+	KernelLog = Define[KernelLogData]("kernel.log")
+	// Disks lists the disks present on the machine.
+	Disks = Define[DisksData]("disk.inventory")
+	// DiskForget says the owner removed a disk for good (`zwatch forget-disk`).
+	DiskForget = Define[DiskForgetData]("disk.forget")
+	// ZFSVersion is the ZFS userland and kernel module versions.
+	ZFSVersion = Define[ZFSVersionData]("zfs.version")
+	// Smart is one disk's report; its subject ends in the disk's serial.
+	Smart          = Define[smart.Report]("smart", PerTarget())
+	ARC            = Define[zfs.ARC]("arc")
+	CollectorError = Define[CollectorErrorData]("collector.error")
+	Maintenance    = Define[maintenance.Event]("maintenance")
+	Heartbeat      = Define[HeartbeatData]("heartbeat")
 )
 
 // Kinds lists every kind of fact, in the order docs/subjects.md presents them.

@@ -7,10 +7,10 @@ import (
 
 func TestKindOfSubject(t *testing.T) {
 	for subj, want := range map[string]string{
-		"zwatch.v1.nas1.zpool.status":    KindZpoolStatus,
-		"zwatch.v1.nas1.smart.WD-1":      KindSmart,
-		"zwatch.v1.nas1.collector.error": KindCollectorError,
-		"zwatch.v1.nas1.heartbeat":       KindHeartbeat,
+		"zwatch.v1.nas1.zpool.status":    ZpoolStatus.Name(),
+		"zwatch.v1.nas1.smart.WD-1":      Smart.Name(),
+		"zwatch.v1.nas1.collector.error": CollectorError.Name(),
+		"zwatch.v1.nas1.heartbeat":       Heartbeat.Name(),
 	} {
 		host, kind, ok := KindOfSubject(subj)
 		if !ok || host != "nas1" || kind != want {

@@ -87,7 +87,7 @@ func (p *Buffer) Publish(ctx context.Context, kind, collector string, data any, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if hb, ok := data.(facts.HeartbeatData); ok && kind == facts.KindHeartbeat {
+	if hb, ok := data.(facts.HeartbeatData); ok && kind == facts.Heartbeat.Name() {
 		stats := p.Stats()
 		hb.Buffer = &stats
 		data = hb

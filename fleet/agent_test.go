@@ -72,7 +72,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	pub := func(i int) {
-		if err := buf.Publish(ctx, facts.KindCollectorError, "test", facts.CollectorErrorData{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
+		if err := buf.Publish(ctx, facts.CollectorError.Name(), "test", facts.CollectorErrorData{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	for i := 3; i < 13; i++ {
 		pub(i)
 	}
-	if err := buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.HeartbeatData{Version: "t"}); err != nil {
+	if err := buf.Publish(ctx, facts.Heartbeat.Name(), "zwatch", facts.HeartbeatData{Version: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
@@ -115,7 +115,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		}
 		var env bus.Envelope
 		_ = json.Unmarshal(m.Data(), &env)
-		if m.Subject() == bus.Subject("nas1", facts.KindHeartbeat) {
+		if m.Subject() == bus.Subject("nas1", facts.Heartbeat.Name()) {
 			_ = json.Unmarshal(env.Data, &hb)
 			got = append(got, "hb")
 			continue

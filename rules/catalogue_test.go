@@ -36,7 +36,7 @@ func checkCatalogue(catalogue []Rule) error {
 			errs = append(errs, fmt.Sprintf("rule %d (%v): needs Eval, Alerts and Reads", i, r.Alerts))
 		}
 		for _, k := range r.Reads {
-			if !kinds[k] {
+			if !kinds[k.Name()] {
 				errs = append(errs, fmt.Sprintf("rule %d reads %q, which is no kind of fact", i, k))
 			}
 		}

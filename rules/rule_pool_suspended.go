@@ -23,7 +23,7 @@ var zpoolCollectors = []string{"zpool_status", "zpool_list", "zpool_events"}
 
 func poolSuspendedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindPoolKstat, facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindCollectorError},
+		Reads: []facts.Kind{facts.PoolKstat, facts.ZpoolStatus, facts.ZpoolCapacity, facts.CollectorError},
 		Eval:  watcherEval(ruleHostPools),
 		Alerts: []AlertInfo{{
 			Name:     namePoolSuspended,
