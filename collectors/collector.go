@@ -79,13 +79,13 @@ type Follower interface {
 
 // PublishRead is the Collect of a collector that reads one payload per poll:
 // it publishes what read returned as one fact of kind, and publishes nothing
-// when read fails.
-func PublishRead[T any](ctx context.Context, pub Publisher, kind, collector string, read func(context.Context) (T, error)) error {
+// when read fails. read must return the payload kind declares.
+func PublishRead[T any](ctx context.Context, pub Publisher, kind facts.KindOf[T], collector string, read func(context.Context) (T, error)) error {
 	data, err := read(ctx)
 	if err != nil {
 		return err
 	}
-	return pub.Publish(ctx, kind, collector, data)
+	return pub.Publish(ctx, kind.Name(), collector, data)
 }
 
 // ErrorFor turns an error from a collector into a CollectorError, with a fix

@@ -46,7 +46,7 @@ func (c *PoolKstat) Name() string { return "pool_kstat" }
 
 // Collect implements Collector.
 func (c *PoolKstat) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.PoolKstat.Name(), c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.PoolKstat, c.Name(), c.Read)
 }
 
 // Read reads every pool's state once.
