@@ -133,6 +133,16 @@ func (hs *Handlers[C]) Lookup(name string) (Handler[C], bool) {
 	return h, ok
 }
 
+// ForSubject returns the handler of the kind a subject carries, and the
+// subject's host token; ok is false for a kind not handled here.
+func (hs *Handlers[C]) ForSubject(subject string) (h Handler[C], hostToken string, ok bool) {
+	hostToken, k, ok := kindOfSubject(subject, hs.kinds)
+	if !ok {
+		return Handler[C]{}, hostToken, false
+	}
+	return hs.byName[k.Name()], hostToken, true
+}
+
 // Kinds are the kinds handled, in the order they were first registered:
 // what a reader subscribes to.
 func (hs *Handlers[C]) Kinds() []Kind { return append([]Kind(nil), hs.kinds...) }

@@ -59,6 +59,17 @@ func TestHandlersDecodeEachKindIntoItsPayload(t *testing.T) {
 	if _, ok := hs.Lookup("arc"); ok {
 		t.Error("Lookup finds a kind nobody registered")
 	}
+	for subject, want := range map[string]Kind{
+		"zwatch.v1.nas1.smart.WD-1":     Smart,
+		"zwatch.3.v1.nas1.zpool.status": ZpoolStatus, // a partition's subject
+		"zwatch.v1.nas1.arc":            nil,
+		"zwatch.v1.nas1.smartish":       nil,
+	} {
+		h, host, ok := hs.ForSubject(subject)
+		if ok != (want != nil) || h.Kind() != want || (ok && host != "nas1") {
+			t.Errorf("ForSubject(%s) = %v %q %v, want %v", subject, h.Kind(), host, ok, want)
+		}
+	}
 }
 
 func TestHandlerErrors(t *testing.T) {

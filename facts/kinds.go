@@ -85,22 +85,21 @@ func StreamSubjects() []string {
 	return out
 }
 
-// KindOfSubject returns the host token and the kind of a fact's subject,
-// e.g. "nas1" and "smart" for zwatch.v1.nas1.smart.WD-123; ok is false for
-// a subject that carries no kind of fact.
-func KindOfSubject(subject string) (host, kind string, ok bool) {
+// kindOfSubject finds which of kinds a subject carries, e.g. smart for
+// zwatch.v1.nas1.smart.WD-123, and its host token, nas1.
+func kindOfSubject(subject string, kinds []Kind) (host string, k Kind, ok bool) {
 	subject = bus.Canonical(subject)
 	host, ok = bus.HostOf(subject)
 	if !ok {
-		return "", "", false
+		return "", nil, false
 	}
 	rest := subject[len("zwatch."+bus.Version+".")+len(host)+1:]
-	for _, k := range Kinds() {
+	for _, k := range kinds {
 		if rest == k.Name() || (k.PerTarget() && strings.HasPrefix(rest, k.Name()+".")) {
-			return host, k.Name(), true
+			return host, k, true
 		}
 	}
-	return host, "", false
+	return host, nil, false
 }
 
 // KindOfSchema returns the kind named by an envelope's schema, e.g. "smart"

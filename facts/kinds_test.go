@@ -6,20 +6,20 @@ import (
 )
 
 func TestKindOfSubject(t *testing.T) {
-	for subj, want := range map[string]string{
-		"zwatch.v1.nas1.zpool.status":    ZpoolStatus.Name(),
-		"zwatch.v1.nas1.smart.WD-1":      Smart.Name(),
-		"zwatch.v1.nas1.collector.error": CollectorError.Name(),
-		"zwatch.v1.nas1.heartbeat":       Heartbeat.Name(),
+	for subj, want := range map[string]Kind{
+		"zwatch.v1.nas1.zpool.status":    ZpoolStatus,
+		"zwatch.v1.nas1.smart.WD-1":      Smart,
+		"zwatch.v1.nas1.collector.error": CollectorError,
+		"zwatch.v1.nas1.heartbeat":       Heartbeat,
 	} {
-		host, kind, ok := KindOfSubject(subj)
+		host, kind, ok := kindOfSubject(subj, Kinds())
 		if !ok || host != "nas1" || kind != want {
-			t.Errorf("KindOfSubject(%q) = %q %q %v, want nas1 %q", subj, host, kind, ok, want)
+			t.Errorf("kindOfSubject(%q) = %q %v %v, want nas1 %v", subj, host, kind, ok, want)
 		}
 	}
 	for _, subj := range []string{"other.v1.x.y", "zwatch.v1.nas1.alert", "zwatch.v1.nas1.smartish"} {
-		if _, _, ok := KindOfSubject(subj); ok {
-			t.Errorf("KindOfSubject(%q) ok, want not a fact", subj)
+		if _, _, ok := kindOfSubject(subj, Kinds()); ok {
+			t.Errorf("kindOfSubject(%q) ok, want not a fact", subj)
 		}
 	}
 }

@@ -108,8 +108,9 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 	}
 	reads := viewHandlers()
 	apply := func(subject string, data []byte) {
-		token, kind, _ := facts.KindOfSubject(subject)
-		applyMsg(reads, get(token), kind, data)
+		if read, token, ok := reads.ForSubject(subject); ok {
+			applyMsg(read, get(token), data)
+		}
 	}
 	var filters []string
 	for _, k := range reads.Kinds() {
@@ -190,7 +191,7 @@ func viewHandlers() *facts.Handlers[*HostView] {
 // applyMsg takes a host's last message of one kind into its view; a
 // message it cannot read changes nothing but, from its envelope, the
 // host's name.
-func applyMsg(reads *facts.Handlers[*HostView], h *HostView, kind string, data []byte) {
+func applyMsg(read facts.Handler[*HostView], h *HostView, data []byte) {
 	var env bus.Envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		return
@@ -198,9 +199,7 @@ func applyMsg(reads *facts.Handlers[*HostView], h *HostView, kind string, data [
 	if env.Host != "" && bus.Token(env.Host) == h.Host {
 		h.Host = env.Host
 	}
-	if read, ok := reads.Lookup(kind); ok {
-		_ = read.Handle(h, env)
-	}
+	_ = read.Handle(h, env)
 }
 
 func pool(h *HostView, name string) *PoolView {

@@ -96,11 +96,7 @@ func (w *writer) ingest(ctx context.Context, subject string, data []byte) {
 		w.notification(ctx, subject, data)
 		return
 	}
-	hostToken, kind, ok := facts.KindOfSubject(subject)
-	if !ok {
-		return
-	}
-	h, ok := w.reads.Lookup(kind)
+	h, hostToken, ok := w.reads.ForSubject(subject)
 	if !ok {
 		return
 	}

@@ -263,8 +263,8 @@ func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error)
 	}
 	disks := 0
 	for _, m := range msgs {
-		_, kind, _ := facts.KindOfSubject(m.Subject)
-		if kind == facts.Smart.Name() {
+		read, _, known := r.reads.ForSubject(m.Subject)
+		if known && read.Kind() == facts.Smart {
 			if disks++; disks > maxDisksPerHost {
 				continue
 			}
@@ -277,11 +277,9 @@ func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error)
 		if env.Host != "" {
 			lf.hostName = env.Host
 		}
-		if h, ok := r.reads.Lookup(kind); ok {
-			// A payload the page cannot read leaves its part of the page
-			// empty; the rules report it.
-			_ = h.Handle(&lf, env)
-		}
+		// A payload the page cannot read leaves its part of the page
+		// empty; the rules report it.
+		_ = read.Handle(&lf, env)
 	}
 	return lf, nil
 }
