@@ -4,7 +4,7 @@
 // neither imports the other.
 //
 // Adding a kind of fact is its payload type, one Define and one line in
-// Kinds.
+// Kinds; whatever reads it registers a typed handler (On, handlers.go).
 package facts
 
 import (
