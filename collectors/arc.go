@@ -31,7 +31,7 @@ func (c *ARC) Name() string { return "arc" }
 
 // Collect implements Collector.
 func (c *ARC) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindARC, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.ARC, c.Name(), c.Read)
 }
 
 // Read reads the counters once. Hit ratios are over the time since the

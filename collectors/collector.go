@@ -79,19 +79,19 @@ type Follower interface {
 
 // PublishRead is the Collect of a collector that reads one payload per poll:
 // it publishes what read returned as one fact of kind, and publishes nothing
-// when read fails.
-func PublishRead[T any](ctx context.Context, pub Publisher, kind, collector string, read func(context.Context) (T, error)) error {
+// when read fails. read must return the payload kind declares.
+func PublishRead[T any](ctx context.Context, pub Publisher, kind facts.KindOf[T], collector string, read func(context.Context) (T, error)) error {
 	data, err := read(ctx)
 	if err != nil {
 		return err
 	}
-	return pub.Publish(ctx, kind, collector, data)
+	return pub.Publish(ctx, kind.Name(), collector, data)
 }
 
 // ErrorFor turns an error from a collector into a CollectorError, with a fix
 // for the kinds a person can act on.
-func ErrorFor(collector, target string, err error) facts.CollectorError {
-	ce := facts.CollectorError{Collector: collector, Target: target, Message: err.Error()}
+func ErrorFor(collector, target string, err error) facts.CollectorErrorData {
+	ce := facts.CollectorErrorData{Collector: collector, Target: target, Message: err.Error()}
 	var ee *execx.Error
 	if errors.As(err, &ee) {
 		ce.Kind = ee.Kind
@@ -149,7 +149,7 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		default:
 			log.Warn("collector failed", "collector", c.Name(), "err", err)
 			ce := ErrorFor(c.Name(), "", err)
-			if perr := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
+			if perr := pub.Publish(ctx, facts.CollectorError.Name(), c.Name(), ce); perr != nil && ctx.Err() == nil {
 				log.Error("publish collector error", "collector", c.Name(), "err", perr)
 			}
 		}

@@ -50,7 +50,7 @@ func mustWrite(t *testing.T, path, content string, mode os.FileMode) {
 
 func readDatasets(t *testing.T, c *Datasets) facts.DatasetsData {
 	t.Helper()
-	return collectOnce[facts.DatasetsData](t, c, facts.KindDatasets)
+	return collectOnce[facts.DatasetsData](t, c, facts.Datasets.Name())
 }
 
 func byName(d facts.DatasetsData, name string) facts.DatasetState {

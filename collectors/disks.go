@@ -23,7 +23,7 @@ func (c *Disks) Name() string { return "disks" }
 
 // Collect implements Collector.
 func (c *Disks) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindDisks, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.Disks, c.Name(), c.Read)
 }
 
 // Read lists the disks once.

@@ -14,7 +14,7 @@ func TestDisksListsTheRealSysfsCapture(t *testing.T) {
 	if err := c.Collect(context.Background(), pub); err != nil {
 		t.Fatal(err)
 	}
-	if len(pub.msgs) != 1 || pub.msgs[0].kind != facts.KindDisks {
+	if len(pub.msgs) != 1 || pub.msgs[0].kind != facts.Disks.Name() {
 		t.Fatalf("published %+v", pub.msgs)
 	}
 	d := pub.msgs[0].data.(facts.DisksData)

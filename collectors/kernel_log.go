@@ -75,7 +75,7 @@ func (k *KernelLog) Run(ctx context.Context, pub Publisher) error {
 			return err
 		}
 		k.log().Warn("cannot read the kernel log; disk, link and controller errors it reports are not seen", "path", k.Path, "err", err, "fix", kmsgFix)
-		if perr := pub.Publish(ctx, facts.KindCollectorError, k.Name(), ce); perr != nil && ctx.Err() == nil {
+		if perr := pub.Publish(ctx, facts.CollectorError.Name(), k.Name(), ce); perr != nil && ctx.Err() == nil {
 			k.log().Error("publish collector error", "err", perr)
 		}
 		<-ctx.Done()
@@ -102,7 +102,7 @@ func openKmsg(path string) (*os.File, error) {
 
 // kmsgBlindSpot turns "not allowed" and "not there" into the collector
 // error a person can act on; other errors are not blind spots.
-func kmsgBlindSpot(path string, err error) (facts.CollectorError, bool) {
+func kmsgBlindSpot(path string, err error) (facts.CollectorErrorData, bool) {
 	var kind string
 	switch {
 	case errors.Is(err, fs.ErrPermission): // EACCES, EPERM (no CAP_SYSLOG)
@@ -110,9 +110,9 @@ func kmsgBlindSpot(path string, err error) (facts.CollectorError, bool) {
 	case errors.Is(err, fs.ErrNotExist): // a container without /dev/kmsg
 		kind = execx.KindMissing
 	default:
-		return facts.CollectorError{}, false
+		return facts.CollectorErrorData{}, false
 	}
-	return facts.CollectorError{Collector: KernelLogName, Kind: kind, Target: path,
+	return facts.CollectorErrorData{Collector: KernelLogName, Kind: kind, Target: path,
 		Message: fmt.Sprintf("cannot read the kernel log: %v", err), Fix: kmsgFix}, true
 }
 

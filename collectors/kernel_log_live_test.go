@@ -246,7 +246,7 @@ func TestKernelLogLiveCapturedLines(t *testing.T) {
 		t.Errorf("sda: %d findings read back, %d written: %+v", got, want, d)
 	}
 	// The envelope BusPublisher would send, for the docs' example.
-	env, err := bus.Wrap(facts.KindKernelLog, "nas1", KernelLogName, pub.at[0], d)
+	env, err := bus.Wrap(facts.KernelLog.Name(), "nas1", KernelLogName, pub.at[0], d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestKernelLogLiveDenied(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("published %+v, want one collector.error", msgs)
 	}
-	if ce := msgs[0].data.(facts.CollectorError); ce.Kind != "denied" || ce.Fix != kmsgFix {
+	if ce := msgs[0].data.(facts.CollectorErrorData); ce.Kind != "denied" || ce.Fix != kmsgFix {
 		t.Errorf("collector error = %+v", ce)
 	}
 	t.Logf("%+v", msgs[0].data)

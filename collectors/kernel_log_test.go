@@ -81,7 +81,7 @@ func waitFacts(t *testing.T, pub *memPublisher, n int, within time.Duration) []f
 	for {
 		var out []facts.KernelLogData
 		for _, m := range pub.all() {
-			if m.kind == facts.KindKernelLog {
+			if m.kind == facts.KernelLog.Name() {
 				out = append(out, m.data.(facts.KernelLogData))
 			}
 		}
@@ -289,10 +289,10 @@ func TestKernelLogBlindSpot(t *testing.T) {
 		t.Errorf("Run = %v after cancel", err)
 	}
 	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != facts.KindCollectorError {
+	if len(msgs) != 1 || msgs[0].kind != facts.CollectorError.Name() {
 		t.Fatalf("published %+v, want one collector.error", msgs)
 	}
-	ce := msgs[0].data.(facts.CollectorError)
+	ce := msgs[0].data.(facts.CollectorErrorData)
 	if ce.Kind != execx.KindMissing || ce.Collector != KernelLogName || ce.Fix != kmsgFix || !strings.Contains(ce.Message, k.Path) {
 		t.Errorf("collector error = %+v", ce)
 	}

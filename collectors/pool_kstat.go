@@ -46,7 +46,7 @@ func (c *PoolKstat) Name() string { return "pool_kstat" }
 
 // Collect implements Collector.
 func (c *PoolKstat) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindPoolKstat, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.PoolKstat, c.Name(), c.Read)
 }
 
 // Read reads every pool's state once.
@@ -65,7 +65,7 @@ func (c *PoolKstat) Read(ctx context.Context) (facts.PoolKstatData, error) {
 	if err != nil {
 		return facts.PoolKstatData{}, fmt.Errorf("read pool kstats: %w", err)
 	}
-	data := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstat{}}
+	data := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstatState{}}
 	for _, e := range entries {
 		// Pools are directories; arcstats, dbufstats... are files.
 		if !e.IsDir() {
@@ -79,7 +79,7 @@ func (c *PoolKstat) Read(ctx context.Context) (facts.PoolKstatData, error) {
 		if err != nil {
 			return facts.PoolKstatData{}, err
 		}
-		data.Pools = append(data.Pools, facts.PoolKstat{Name: e.Name(), State: state})
+		data.Pools = append(data.Pools, facts.PoolKstatState{Name: e.Name(), State: state})
 	}
 	return data, nil
 }
@@ -135,7 +135,7 @@ func (c *PoolKstat) readSysctl(ctx context.Context) (facts.PoolKstatData, error)
 		return facts.PoolKstatData{}, err
 	}
 	pools := poolsOfSysctlNames(res.Stdout)
-	data := facts.PoolKstatData{Source: "sysctl", Pools: []facts.PoolKstat{}}
+	data := facts.PoolKstatData{Source: "sysctl", Pools: []facts.PoolKstatState{}}
 	if len(pools) == 0 {
 		return data, nil
 	}
@@ -153,7 +153,7 @@ func (c *PoolKstat) readSysctl(ctx context.Context) (facts.PoolKstatData, error)
 	}
 	for _, p := range pools {
 		if s, ok := states[p]; ok {
-			data.Pools = append(data.Pools, facts.PoolKstat{Name: p, State: s})
+			data.Pools = append(data.Pools, facts.PoolKstatState{Name: p, State: s})
 		}
 	}
 	return data, nil

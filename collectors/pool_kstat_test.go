@@ -71,8 +71,8 @@ func TestPoolKstatPublishes(t *testing.T) {
 	if err := c.Collect(context.Background(), &pub); err != nil {
 		t.Fatal(err)
 	}
-	if m := pub.all(); len(m) != 1 || m[0].kind != facts.KindPoolKstat || m[0].collector != "pool_kstat" {
-		t.Fatalf("published %+v, want one %s", m, facts.KindPoolKstat)
+	if m := pub.all(); len(m) != 1 || m[0].kind != facts.PoolKstat.Name() || m[0].collector != "pool_kstat" {
+		t.Fatalf("published %+v, want one %s", m, facts.PoolKstat.Name())
 	}
 }
 
@@ -127,8 +127,8 @@ esac
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Pools) != 2 || got.Pools[0] != (facts.PoolKstat{Name: "hung", State: "SUSPENDED"}) ||
-		got.Pools[1] != (facts.PoolKstat{Name: "tank", State: "ONLINE"}) || got.Source != "sysctl" {
+	if len(got.Pools) != 2 || got.Pools[0] != (facts.PoolKstatState{Name: "hung", State: "SUSPENDED"}) ||
+		got.Pools[1] != (facts.PoolKstatState{Name: "tank", State: "ONLINE"}) || got.Source != "sysctl" {
 		t.Errorf("sysctl reading %+v", got)
 	}
 	if _, err := ParseKstatSysctl(strings.NewReader("kstat.zfs.misc.arcstats.hits: 3\n")); err == nil {

@@ -128,7 +128,7 @@ type SmartReading struct {
 	Disks []SmartDisk
 	// Errors say, per disk, why there is no report; with no Target, why no
 	// disk could be listed.
-	Errors []facts.CollectorError
+	Errors []facts.CollectorErrorData
 }
 
 // SmartDisk is one disk's report with the subject token it is published
@@ -148,16 +148,16 @@ func (c *SmartCollector) Collect(ctx context.Context, pub Publisher) error {
 
 func (c *SmartCollector) publishReport(ctx context.Context, pub Publisher) func(SmartDisk) error {
 	return func(d SmartDisk) error {
-		if err := pub.Publish(ctx, facts.KindSmart, c.Name(), d.Report, d.Target); err != nil {
+		if err := pub.Publish(ctx, facts.Smart.Name(), c.Name(), d.Report, d.Target); err != nil {
 			return fmt.Errorf("publish smart report for %s: %w", d.Report.Device, err)
 		}
 		return nil
 	}
 }
 
-func (c *SmartCollector) publishError(ctx context.Context, pub Publisher) func(facts.CollectorError) error {
-	return func(ce facts.CollectorError) error {
-		if err := pub.Publish(ctx, facts.KindCollectorError, c.Name(), ce); err != nil {
+func (c *SmartCollector) publishError(ctx context.Context, pub Publisher) func(facts.CollectorErrorData) error {
+	return func(ce facts.CollectorErrorData) error {
+		if err := pub.Publish(ctx, facts.CollectorError.Name(), c.Name(), ce); err != nil {
 			return fmt.Errorf("publish smart error for %s: %w", ce.Target, err)
 		}
 		return nil
@@ -170,13 +170,13 @@ func (c *SmartCollector) Read(ctx context.Context) (SmartReading, error) {
 	var r SmartReading
 	err := c.pass(ctx,
 		func(d SmartDisk) error { r.Disks = append(r.Disks, d); return nil },
-		func(ce facts.CollectorError) error { r.Errors = append(r.Errors, ce); return nil })
+		func(ce facts.CollectorErrorData) error { r.Errors = append(r.Errors, ce); return nil })
 	return r, err
 }
 
 // pass reads every disk once, handing on each report or error as it comes;
 // an error from a handler ends the pass.
-func (c *SmartCollector) pass(ctx context.Context, read func(SmartDisk) error, failed func(facts.CollectorError) error) error {
+func (c *SmartCollector) pass(ctx context.Context, read func(SmartDisk) error, failed func(facts.CollectorErrorData) error) error {
 	targets, err := c.targets(ctx)
 	if err != nil {
 		return failed(c.errorFor(smartTarget{}, err))
@@ -433,7 +433,7 @@ func (c *SmartCollector) root() string {
 
 // errorFor describes err as a collector.error with the disk as Target and
 // the most specific fix known.
-func (c *SmartCollector) errorFor(t smartTarget, err error) facts.CollectorError {
+func (c *SmartCollector) errorFor(t smartTarget, err error) facts.CollectorErrorData {
 	ce := ErrorFor(c.Name(), t.dev, err)
 	var se *smartError
 	switch {

@@ -39,7 +39,7 @@ var constructedStandby = strings.Replace(capturedVanished,
 func (p *memPublisher) reports() map[string]*smart.Report {
 	out := map[string]*smart.Report{}
 	for _, m := range p.msgs {
-		if r, ok := m.data.(*smart.Report); ok && m.kind == facts.KindSmart {
+		if r, ok := m.data.(*smart.Report); ok && m.kind == facts.Smart.Name() {
 			out[strings.Join(m.extra, ".")] = r
 		}
 	}
@@ -47,10 +47,10 @@ func (p *memPublisher) reports() map[string]*smart.Report {
 }
 
 // errors are the collector errors published, by target.
-func (p *memPublisher) errors() map[string]facts.CollectorError {
-	out := map[string]facts.CollectorError{}
+func (p *memPublisher) errors() map[string]facts.CollectorErrorData {
+	out := map[string]facts.CollectorErrorData{}
 	for _, m := range p.msgs {
-		if ce, ok := m.data.(facts.CollectorError); ok && m.kind == facts.KindCollectorError {
+		if ce, ok := m.data.(facts.CollectorErrorData); ok && m.kind == facts.CollectorError.Name() {
 			out[ce.Target] = ce
 		}
 	}
@@ -215,7 +215,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 		t.Fatalf("got %d messages, want 2: %+v", len(pub.msgs), pub.msgs)
 	}
 	sb, ok := pub.msgs[1].data.(*smart.Report)
-	if !ok || pub.msgs[1].kind != facts.KindSmart || strings.Join(pub.msgs[1].extra, ".") != "9RK1XXXX" {
+	if !ok || pub.msgs[1].kind != facts.Smart.Name() || strings.Join(pub.msgs[1].extra, ".") != "9RK1XXXX" {
 		t.Fatalf("standby message = %+v", pub.msgs[1])
 	}
 	if !sb.InStandby || sb.LastReadingAgeS == nil || *sb.LastReadingAgeS != 25*60 || sb.Serial != "9RK1XXXX" ||

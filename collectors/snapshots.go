@@ -30,7 +30,7 @@ func (c *Snapshots) Name() string { return "snapshots" }
 
 // Collect implements Collector.
 func (c *Snapshots) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindSnapshots, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.Snapshots, c.Name(), c.Read)
 }
 
 // Read runs one `zfs list -Hp -t snapshot -o name,creation,used -s

@@ -18,7 +18,7 @@ const snapshotsArgv = "list -Hp -t snapshot -o name,creation,used -s creation"
 
 func readSnapshots(t *testing.T, c *Snapshots) facts.SnapshotsData {
 	t.Helper()
-	return collectOnce[facts.SnapshotsData](t, c, facts.KindSnapshots)
+	return collectOnce[facts.SnapshotsData](t, c, facts.Snapshots.Name())
 }
 
 func statsOf(d facts.SnapshotsData, dataset string) zfs.SnapshotStats {

@@ -93,7 +93,7 @@ func TestZpoolStatusPicksJSONOn23(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != facts.KindZpoolStatus {
+	if len(msgs) != 1 || msgs[0].kind != facts.ZpoolStatus.Name() {
 		t.Fatalf("zfsPublished %+v", msgs)
 	}
 	sd := msgs[0].data.(facts.StatusData)
@@ -205,12 +205,12 @@ func TestLoopPublishesCollectorErrors(t *testing.T) {
 	for {
 		msgs := pub.all()
 		if len(msgs) >= 2 {
-			ce := msgs[0].data.(facts.CollectorError)
-			if msgs[0].kind != facts.KindCollectorError || ce.Kind != execx.KindTimeout {
+			ce := msgs[0].data.(facts.CollectorErrorData)
+			if msgs[0].kind != facts.CollectorError.Name() || ce.Kind != execx.KindTimeout {
 				t.Fatalf("first message %+v", msgs[0])
 			}
 			// At most one invocation is outstanding: the second is busy or timed out.
-			if k := msgs[1].data.(facts.CollectorError).Kind; k != execx.KindBusy && k != execx.KindTimeout {
+			if k := msgs[1].data.(facts.CollectorErrorData).Kind; k != execx.KindBusy && k != execx.KindTimeout {
 				t.Fatalf("second kind %q", k)
 			}
 			break
@@ -263,7 +263,7 @@ func TestEventFollowerPublishesAndPokes(t *testing.T) {
 		t.Fatal("no poke after an event")
 	}
 	msgs := pub.all()
-	if len(msgs) != 1 || msgs[0].kind != facts.KindZpoolEvent {
+	if len(msgs) != 1 || msgs[0].kind != facts.ZpoolEvent.Name() {
 		t.Fatalf("zfsPublished %+v", msgs)
 	}
 	ev := msgs[0].data.(facts.EventData)

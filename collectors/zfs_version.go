@@ -38,7 +38,7 @@ func (c *ZFSVersion) Name() string { return "zfs_version" }
 
 // Collect implements Collector.
 func (c *ZFSVersion) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindZFSVersion, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.ZFSVersion, c.Name(), c.Read)
 }
 
 // Read reads both versions once.

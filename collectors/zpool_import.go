@@ -39,7 +39,7 @@ func (c *ZpoolImport) Name() string { return "zpool_import" }
 
 // Collect implements Collector.
 func (c *ZpoolImport) Collect(ctx context.Context, pub Publisher) error {
-	return PublishRead(ctx, pub, facts.KindPoolImport, c.Name(), c.Read)
+	return PublishRead(ctx, pub, facts.PoolImport, c.Name(), c.Read)
 }
 
 // Read lists the imported pools, reads the cache file's pools, and scans

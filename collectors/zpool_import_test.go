@@ -45,7 +45,7 @@ func TestZpoolImportScansOnlyWhenThereIsReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs := pub.all()
-		if len(msgs) != 1 || msgs[0].kind != facts.KindPoolImport {
+		if len(msgs) != 1 || msgs[0].kind != facts.PoolImport.Name() {
 			t.Fatalf("published %+v", msgs)
 		}
 		return msgs[0].data.(facts.PoolImportData)

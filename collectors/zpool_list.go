@@ -50,7 +50,7 @@ func (c *ZpoolList) Name() string { return "zpool_list" }
 
 // Collect implements Collector.
 func (c *ZpoolList) Collect(ctx context.Context, pub Publisher) error {
-	err := PublishRead(ctx, pub, facts.KindZpoolCapacity, c.Name(), c.Read)
+	err := PublishRead(ctx, pub, facts.ZpoolCapacity, c.Name(), c.Read)
 	c.Hang.Note(err)
 	return err
 }

@@ -57,7 +57,7 @@ func (c *ZpoolStatus) Name() string { return "zpool_status" }
 
 // Collect implements Collector.
 func (c *ZpoolStatus) Collect(ctx context.Context, pub Publisher) error {
-	err := PublishRead(ctx, pub, facts.KindZpoolStatus, c.Name(), c.Read)
+	err := PublishRead(ctx, pub, facts.ZpoolStatus, c.Name(), c.Read)
 	c.Hang.Note(err)
 	return err
 }

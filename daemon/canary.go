@@ -49,18 +49,18 @@ const sinkSkew = time.Minute
 
 // publish sends a heartbeat fact carrying a new canary, and returns the
 // channel closed when the canary comes back through the outbox.
-func (c *canary) publish(ctx context.Context, hb facts.Heartbeat) (<-chan struct{}, error) {
+func (c *canary) publish(ctx context.Context, hb facts.HeartbeatData) (<-chan struct{}, error) {
 	c.mu.Lock()
 	c.n++
 	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(c.n, 10)
 	done := make(chan struct{})
 	c.arrived[id] = done
 	c.mu.Unlock()
-	data, err := bus.Wrap(facts.KindHeartbeat, c.host, "zwatch", time.Now(), hb)
+	data, err := bus.Wrap(facts.Heartbeat.Name(), c.host, "zwatch", time.Now(), hb)
 	if err != nil {
 		return nil, err
 	}
-	m := nats.NewMsg(bus.Subject(c.host, facts.KindHeartbeat))
+	m := nats.NewMsg(bus.Subject(c.host, facts.Heartbeat.Name()))
 	m.Data = data
 	m.Header.Set(rules.CanaryHeader, id)
 	if _, err := c.b.JS.PublishMsg(ctx, m); err != nil {

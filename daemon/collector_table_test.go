@@ -22,13 +22,14 @@ import (
 	"github.com/zwatch/zwatch/facts"
 )
 
-// kindToyReading is the new kind of fact the toy collector publishes.
-const kindToyReading = "toy.reading"
-
-// toyReading is its payload.
+// toyReading is the payload of the new kind of fact the toy collector
+// publishes.
 type toyReading struct {
 	Value int `json:"value"`
 }
+
+// kindToyReading is that kind.
+var kindToyReading = facts.Define[toyReading]("toy.reading")
 
 // toyFile is a collector written the way every collector is: a Read that
 // reads and parses its source, and a Collect that publishes what Read
@@ -66,7 +67,7 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 	defer cancel()
 	b, err := bus.Open(ctx, bus.Options{
 		// The new kind is not in facts.Kinds(): its subject is added here.
-		FactSubjects: append(facts.StreamSubjects(), "zwatch."+bus.Version+".*."+kindToyReading),
+		FactSubjects: append(facts.StreamSubjects(), kindToyReading.Filter("*")),
 		StateDir:     t.TempDir(),
 	}, nil)
 	if err != nil {
@@ -120,7 +121,7 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := bus.Subject(cfg.Host, kindToyReading)
+	subject := bus.Subject(cfg.Host, kindToyReading.Name())
 	var msg *jetstream.RawStreamMsg
 	for msg == nil {
 		msg, err = st.GetLastMsgForSubject(ctx, subject)
@@ -132,7 +133,7 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 		}
 	}
 	var got toyReading
-	env, err := bus.Decode(msg.Data, kindToyReading, &got)
+	env, err := bus.Decode(msg.Data, kindToyReading.Name(), &got)
 	if err != nil || got.Value != 42 || env.Collector != "toy_file" || env.Host != "nas1" {
 		t.Fatalf("fact %+v, envelope %+v, err %v", got, env, err)
 	}
@@ -146,7 +147,7 @@ func TestACollectorIsOneTableLine(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 		if msg, err = st.GetLastMsgForSubject(ctx, subject); err == nil {
-			_, _ = bus.Decode(msg.Data, kindToyReading, &got)
+			_, _ = bus.Decode(msg.Data, kindToyReading.Name(), &got)
 		}
 	}
 	if h := tr.snapshot()["toy_file"]; h.Interval != time.Second || h.LastOK == nil {

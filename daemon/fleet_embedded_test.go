@@ -27,7 +27,7 @@ func TestFleetEmbeddedListener(t *testing.T) {
 		t.Fatal("the listener took a client without credentials")
 	}
 	nas2 := startFleetAgent(t, bus.Options{URL: url, User: bus.AgentUser("nas2"), Password: pw}, "nas2", "b1-offline")
-	for _, subj := range []string{bus.Subject("nas2", bus.KindAlert), bus.Subject("nas1", facts.KindZpoolStatus)} {
+	for _, subj := range []string{bus.Subject("nas2", bus.KindAlert), bus.Subject("nas1", facts.ZpoolStatus.Name())} {
 		pctx, c := context.WithTimeout(context.Background(), 2*time.Second)
 		msg, _ := bus.Wrap(bus.KindAlert, "nas2", "forger", time.Now(), map[string]string{"id": "forged"})
 		if err := nas2.b.Publish(pctx, subj, msg); err == nil {

@@ -80,7 +80,7 @@ func startFleetAgent(t *testing.T, conn bus.Options, host, scenario string) *fle
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
 		for {
-			_ = a.buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "test", Started: started})
+			_ = a.buf.Publish(ctx, facts.Heartbeat.Name(), "zwatch", facts.HeartbeatData{Version: "test", Started: started})
 			select {
 			case <-ctx.Done():
 				return
@@ -213,9 +213,9 @@ func TestFleetClusterNoLossNoDuplicates(t *testing.T) {
 	nas3 := startFleetAgent(t, clusterAgent(cl, "nas3"), "nas3", "c1-removed") // a disk REMOVED
 
 	// Permissions: nas1 cannot publish as nas2, nor an alert.
-	for _, subj := range []string{bus.Subject("nas2", facts.KindHeartbeat), bus.Subject("nas1", bus.KindAlert)} {
+	for _, subj := range []string{bus.Subject("nas2", facts.Heartbeat.Name()), bus.Subject("nas1", bus.KindAlert)} {
 		pctx, c := context.WithTimeout(ctx, 2*time.Second)
-		msg, _ := bus.Wrap(facts.KindHeartbeat, "nas2", "zwatch", time.Now(), facts.Heartbeat{})
+		msg, _ := bus.Wrap(facts.Heartbeat.Name(), "nas2", "zwatch", time.Now(), facts.HeartbeatData{})
 		if err := nas1.b.Publish(pctx, subj, msg); err == nil {
 			t.Errorf("agent nas1 could publish on %s", subj)
 		}

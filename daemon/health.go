@@ -173,9 +173,9 @@ func (h *heartbeat) run(ctx context.Context) error {
 
 // beat publishes one heartbeat and says what is wrong, or "".
 func (h *heartbeat) beat(ctx context.Context, wait time.Duration) string {
-	hb := facts.Heartbeat{Version: Version, Started: h.started, Collectors: h.tracker.snapshot()}
+	hb := facts.HeartbeatData{Version: Version, Started: h.started, Collectors: h.tracker.snapshot()}
 	if h.canary == nil {
-		if err := h.pub.Publish(ctx, facts.KindHeartbeat, "zwatch", hb); err != nil {
+		if err := h.pub.Publish(ctx, facts.Heartbeat.Name(), "zwatch", hb); err != nil {
 			return "heartbeat not accepted by the bus: " + err.Error()
 		}
 		return ""

@@ -159,7 +159,7 @@ cat "`+filepath.Join(mustAbs(t, "../testdata/smartctl"), "sata-ssd-wd-red-sa500-
 	ask("/dev/vda")
 	select {
 	case k := <-pub.kinds:
-		if k != facts.KindSmart {
+		if k != facts.Smart.Name() {
 			t.Fatalf("published %s, want a smart fact", k)
 		}
 	case <-ctx.Done():

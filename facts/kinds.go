@@ -3,82 +3,74 @@
 // between collectors (which write facts) and rules (which read them), so that
 // neither imports the other.
 //
-// Adding a kind of fact is one payload type and one line in Kinds.
+// Adding a kind of fact is its payload type, one Define and one line in
+// Kinds; whatever reads it registers a typed handler (On, handlers.go).
 package facts
 
 import (
 	"strings"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/model/smart"
+	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/tools/maintenance"
 )
 
-// Kinds of fact: the subject suffix under zwatch.v1.<host>. and the schema
-// name (bus.Schema(kind)).
-const (
-	KindZpoolStatus   = "zpool.status"
-	KindZpoolCapacity = "zpool.capacity"
-	KindZpoolEvent    = "zpool.event"
-	// KindPoolKstat is each pool's state as the kernel reports it without
-	// taking the pool's locks (PoolKstatData).
-	KindPoolKstat = "zpool.kstat"
-	// KindPoolImport is what `zpool import` finds but is not imported
-	// (PoolImportData).
-	KindPoolImport = "zpool.import"
-	// KindPoolForget says the owner declared a pool gone for good
-	// (`zwatch forget-pool`, PoolForgetData).
-	KindPoolForget = "zpool.forget"
-	// KindDatasets is every filesystem and volume with its mount and key
-	// state (DatasetsData).
-	KindDatasets = "zfs.datasets"
-	// KindSnapshots sums up every dataset's snapshots (SnapshotsData).
-	KindSnapshots = "zfs.snapshots"
-	// KindKernelLog is what the kernel logged about disks, links and
-	// controllers (KernelLogData).
-	KindKernelLog = "kernel.log"
-	// KindDisks lists the disks present on the machine (DisksData).
-	KindDisks = "disk.inventory"
-	// KindDiskForget says the owner removed a disk for good (`zwatch
-	// forget-disk`, DiskForgetData).
-	KindDiskForget = "disk.forget"
-	// KindZFSVersion is the ZFS userland and kernel module versions
-	// (ZFSVersionData).
-	KindZFSVersion     = "zfs.version"
-	KindSmart          = "smart" // subject adds .<serial>
-	KindARC            = "arc"
-	KindCollectorError = "collector.error"
-	KindMaintenance    = "maintenance"
-	KindHeartbeat      = "heartbeat"
+// The kinds of fact, each bound to its subject suffix (zwatch.v1.<host>.<name>),
+// its schema (bus.Schema(name)) and its payload. The names are the wire
+// format of running fleets: they never change.
+var (
+	ZpoolStatus   = Define[StatusData]("zpool.status")
+	ZpoolCapacity = Define[CapacityData]("zpool.capacity")
+	ZpoolEvent    = Define[EventData]("zpool.event")
+	// PoolKstat is each pool's state as the kernel reports it without
+	// taking the pool's locks.
+	PoolKstat = Define[PoolKstatData]("zpool.kstat")
+	// PoolImport is what `zpool import` finds but is not imported.
+	PoolImport = Define[PoolImportData]("zpool.import")
+	// PoolForget says the owner declared a pool gone for good
+	// (`zwatch forget-pool`).
+	PoolForget = Define[PoolForgetData]("zpool.forget")
+	// Datasets is every filesystem and volume with its mount and key state.
+	Datasets = Define[DatasetsData]("zfs.datasets")
+	// Snapshots sums up every dataset's snapshots.
+	Snapshots = Define[SnapshotsData]("zfs.snapshots")
+	// KernelLog is what the kernel logged about disks, links and controllers.
+	KernelLog = Define[KernelLogData]("kernel.log")
+	// Disks lists the disks present on the machine.
+	Disks = Define[DisksData]("disk.inventory")
+	// DiskForget says the owner removed a disk for good (`zwatch forget-disk`).
+	DiskForget = Define[DiskForgetData]("disk.forget")
+	// ZFSVersion is the ZFS userland and kernel module versions.
+	ZFSVersion = Define[ZFSVersionData]("zfs.version")
+	// Smart is one disk's report; its subject ends in the disk's serial.
+	Smart          = Define[smart.Report]("smart", PerTarget())
+	ARC            = Define[zfs.ARC]("arc")
+	CollectorError = Define[CollectorErrorData]("collector.error")
+	Maintenance    = Define[maintenance.Event]("maintenance")
+	Heartbeat      = Define[HeartbeatData]("heartbeat")
 )
-
-// Kind describes one kind of fact on the bus.
-type Kind struct {
-	// Name is the subject suffix and schema name, e.g. "zpool.status".
-	Name string
-	// PerTarget: the subject ends in one more token naming what the fact
-	// is about (a disk serial), zwatch.v1.<host>.<name>.<target>.
-	PerTarget bool
-}
 
 // Kinds lists every kind of fact, in the order docs/subjects.md presents them.
 func Kinds() []Kind {
 	return []Kind{
-		{Name: KindZpoolCapacity},
-		{Name: KindZpoolStatus},
-		{Name: KindZpoolEvent},
-		{Name: KindPoolKstat},
-		{Name: KindPoolImport},
-		{Name: KindPoolForget},
-		{Name: KindDatasets},
-		{Name: KindSnapshots},
-		{Name: KindZFSVersion},
-		{Name: KindKernelLog},
-		{Name: KindDisks},
-		{Name: KindDiskForget},
-		{Name: KindSmart, PerTarget: true},
-		{Name: KindARC},
-		{Name: KindCollectorError},
-		{Name: KindMaintenance},
-		{Name: KindHeartbeat},
+		ZpoolCapacity,
+		ZpoolStatus,
+		ZpoolEvent,
+		PoolKstat,
+		PoolImport,
+		PoolForget,
+		Datasets,
+		Snapshots,
+		ZFSVersion,
+		KernelLog,
+		Disks,
+		DiskForget,
+		Smart,
+		ARC,
+		CollectorError,
+		Maintenance,
+		Heartbeat,
 	}
 }
 
@@ -88,29 +80,31 @@ func StreamSubjects() []string {
 	kinds := Kinds()
 	out := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		s := "zwatch." + bus.Version + ".*." + k.Name
-		if k.PerTarget {
-			s += ".>"
-		}
-		out = append(out, s)
+		out = append(out, k.Filter("*"))
 	}
 	return out
 }
 
-// KindOfSubject returns the host token and the kind of a fact's subject,
-// e.g. "nas1" and "smart" for zwatch.v1.nas1.smart.WD-123; ok is false for
-// a subject that carries no kind of fact.
-func KindOfSubject(subject string) (host, kind string, ok bool) {
+// kindOfSubject finds which of kinds a subject carries, e.g. smart for
+// zwatch.v1.nas1.smart.WD-123, and its host token, nas1.
+func kindOfSubject(subject string, kinds []Kind) (host string, k Kind, ok bool) {
 	subject = bus.Canonical(subject)
 	host, ok = bus.HostOf(subject)
 	if !ok {
-		return "", "", false
+		return "", nil, false
 	}
 	rest := subject[len("zwatch."+bus.Version+".")+len(host)+1:]
-	for _, k := range Kinds() {
-		if rest == k.Name || (k.PerTarget && strings.HasPrefix(rest, k.Name+".")) {
-			return host, k.Name, true
+	for _, k := range kinds {
+		if rest == k.Name() || (k.PerTarget() && strings.HasPrefix(rest, k.Name()+".")) {
+			return host, k, true
 		}
 	}
-	return host, "", false
+	return host, nil, false
+}
+
+// KindOfSchema returns the kind named by an envelope's schema, e.g. "smart"
+// for zwatch.v1.smart; ok is false for a schema of another version or
+// namespace.
+func KindOfSchema(schema string) (kind string, ok bool) {
+	return strings.CutPrefix(schema, "zwatch."+bus.Version+".")
 }

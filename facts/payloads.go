@@ -36,24 +36,42 @@ type EventData struct {
 // answers while zpool commands hang on a SUSPENDED pool.
 type PoolKstatData struct {
 	// Source is where it was read: "procfs" or "sysctl".
-	Source string      `json:"source"`
-	Pools  []PoolKstat `json:"pools"`
+	Source string           `json:"source"`
+	Pools  []PoolKstatState `json:"pools"`
 }
 
-// PoolKstat is one pool's kernel state: ONLINE, DEGRADED, FAULTED,
+// PoolKstatState is one pool's kernel state: ONLINE, DEGRADED, FAULTED,
 // OFFLINE, REMOVED, UNAVAIL, SPLIT, SUSPENDED or TRANSITIONING (OpenZFS
 // spa_state_to_name).
-type PoolKstat struct {
+type PoolKstatState struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
 }
 
-// Heartbeat is the payload of zwatch.v1.<host>.heartbeat: proof of life
+// HeartbeatData is the payload of zwatch.v1.<host>.heartbeat: proof of life
 // and the freshness of each collector, for the "watcher itself" rules.
-type Heartbeat struct {
+type HeartbeatData struct {
 	Version    string                     `json:"version"`
 	Started    time.Time                  `json:"started"`
 	Collectors map[string]CollectorHealth `json:"collectors"`
+	// Buffer is a fleet agent's publish buffer; nil from a daemon that
+	// publishes straight to its own bus.
+	Buffer *BufferStats `json:"buffer,omitempty"`
+}
+
+// BufferStats is a fleet agent's publish buffer (fleet.Buffer), as sent in
+// every heartbeat.
+type BufferStats struct {
+	// Queued messages are waiting for the cluster to accept them.
+	Queued int `json:"queued"`
+	// Max is the bound; when full, the oldest queued message is dropped.
+	Max int `json:"max"`
+	// Dropped counts messages dropped since the agent started.
+	Dropped uint64 `json:"dropped"`
+	// Sent counts messages the cluster acknowledged since the agent started.
+	Sent uint64 `json:"sent"`
+	// Retries counts failed publish attempts (timeouts, no quorum, offline).
+	Retries uint64 `json:"retries"`
 }
 
 // CollectorHealth is one collector's recent history.
@@ -66,13 +84,13 @@ type CollectorHealth struct {
 	// LastDuration is how long the last finished run took.
 	LastDuration time.Duration `json:"last_duration_ns,omitempty"`
 	// Runs and Errors count the finished runs and the failed ones since
-	// the daemon started (Heartbeat.Started), for rates over time.
+	// the daemon started (HeartbeatData.Started), for rates over time.
 	Runs   uint64 `json:"runs,omitempty"`
 	Errors uint64 `json:"errors,omitempty"`
 }
 
-// CollectorError is the payload of zwatch.v1.<host>.collector.error.
-type CollectorError struct {
+// CollectorErrorData is the payload of zwatch.v1.<host>.collector.error.
+type CollectorErrorData struct {
 	Collector string `json:"collector"`
 	// Kind: timeout, busy, missing, denied, failed, parse.
 	Kind    string `json:"kind"`

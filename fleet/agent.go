@@ -23,25 +23,7 @@ const DefaultBuffer = 10000
 
 // BufferStats is the agent's publish buffer, as sent in every heartbeat
 // (field "buffer" of zwatch.v1.<host>.heartbeat).
-type BufferStats struct {
-	// Queued messages are waiting for the cluster to accept them.
-	Queued int `json:"queued"`
-	// Max is the bound; when full, the oldest queued message is dropped.
-	Max int `json:"max"`
-	// Dropped counts messages dropped since the agent started.
-	Dropped uint64 `json:"dropped"`
-	// Sent counts messages the cluster acknowledged since the agent started.
-	Sent uint64 `json:"sent"`
-	// Retries counts failed publish attempts (timeouts, no quorum, offline).
-	Retries uint64 `json:"retries"`
-}
-
-// heartbeatWithBuffer is facts.Heartbeat plus the buffer counters; the
-// rule engine reads the embedded fields and ignores the rest.
-type heartbeatWithBuffer struct {
-	facts.Heartbeat
-	Buffer BufferStats `json:"buffer"`
-}
+type BufferStats = facts.BufferStats
 
 type queued struct {
 	subject string
@@ -105,8 +87,10 @@ func (p *Buffer) Publish(ctx context.Context, kind, collector string, data any, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if hb, ok := data.(facts.Heartbeat); ok && kind == facts.KindHeartbeat {
-		data = heartbeatWithBuffer{Heartbeat: hb, Buffer: p.Stats()}
+	if hb, ok := data.(facts.HeartbeatData); ok && kind == facts.Heartbeat.Name() {
+		stats := p.Stats()
+		hb.Buffer = &stats
+		data = hb
 	}
 	now := time.Now
 	if p.Now != nil {

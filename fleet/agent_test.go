@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +72,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	pub := func(i int) {
-		if err := buf.Publish(ctx, facts.KindCollectorError, "test", facts.CollectorError{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
+		if err := buf.Publish(ctx, facts.CollectorError.Name(), "test", facts.CollectorErrorData{Collector: "test", Message: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +94,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 	for i := 3; i < 13; i++ {
 		pub(i)
 	}
-	if err := buf.Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "t"}); err != nil {
+	if err := buf.Publish(ctx, facts.Heartbeat.Name(), "zwatch", facts.HeartbeatData{Version: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("bounded", func(s BufferStats) bool { return s.Queued == 5 && s.Dropped == 6 })
@@ -106,7 +107,7 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	var hb heartbeatWithBuffer
+	var hb facts.HeartbeatData
 	for range 8 {
 		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
 		if err != nil {
@@ -114,12 +115,12 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		}
 		var env bus.Envelope
 		_ = json.Unmarshal(m.Data(), &env)
-		if m.Subject() == bus.Subject("nas1", facts.KindHeartbeat) {
+		if m.Subject() == bus.Subject("nas1", facts.Heartbeat.Name()) {
 			_ = json.Unmarshal(env.Data, &hb)
 			got = append(got, "hb")
 			continue
 		}
-		var ce facts.CollectorError
+		var ce facts.CollectorErrorData
 		_ = json.Unmarshal(env.Data, &ce)
 		got = append(got, ce.Message)
 	}
@@ -127,7 +128,38 @@ func TestBufferDropsOldestAndResends(t *testing.T) {
 		t.Errorf("stream holds %v, want %s (oldest dropped, order kept)", got, want)
 	}
 	// The heartbeat was queued after 10 messages with 5 slots: 5 dropped then.
-	if hb.Buffer.Max != 5 || hb.Buffer.Dropped != 5 || hb.Version != "t" {
+	if hb.Buffer == nil || hb.Buffer.Max != 5 || hb.Buffer.Dropped != 5 || hb.Version != "t" {
 		t.Errorf("heartbeat buffer %+v version %q", hb.Buffer, hb.Version)
+	}
+}
+
+// The buffer is part of the heartbeat payload now, where it was a wrapper
+// around it: the bytes on the wire are the same, and a daemon's heartbeat
+// still has no buffer.
+func TestHeartbeatBufferWireUnchanged(t *testing.T) {
+	hb := facts.HeartbeatData{Version: "t", Started: time.Unix(1, 0).UTC(),
+		Collectors: map[string]facts.CollectorHealth{"smart": {Interval: time.Minute}}}
+	stats := BufferStats{Queued: 1, Max: 5, Dropped: 2, Sent: 3, Retries: 4}
+	wrapped, err := json.Marshal(struct {
+		facts.HeartbeatData
+		Buffer BufferStats `json:"buffer"`
+	}{hb, stats})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb.Buffer = &stats
+	withBuffer, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(withBuffer) != string(wrapped) {
+		t.Errorf("agent heartbeat\n%s\nwas\n%s", withBuffer, wrapped)
+	}
+	if strings.Contains(string(plain), "buffer") {
+		t.Errorf("daemon heartbeat has a buffer: %s", plain)
 	}
 }

@@ -104,7 +104,7 @@ func TestFleetBenchmark(t *testing.T) {
 	}
 	defer admin.Close()
 	sizes := map[string]int{}
-	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": facts.Heartbeat{Version: "bench"}} {
+	for k, v := range map[string]any{"status": p.status, "capacity": p.capacity, "smart": smartOf(p, 0, 0), "heartbeat": facts.HeartbeatData{Version: "bench"}} {
 		b, _ := bus.Wrap(k, "host0000", "bench", time.Now(), v)
 		sizes[k] = len(b)
 	}
@@ -115,14 +115,14 @@ func TestFleetBenchmark(t *testing.T) {
 	mix := func(host, i int) (kind string, data any, extra []string) {
 		switch i % 20 {
 		case 0, 10:
-			return facts.KindZpoolStatus, p.status, nil
+			return facts.ZpoolStatus.Name(), p.status, nil
 		case 5, 11, 15, 19:
-			return facts.KindHeartbeat, facts.Heartbeat{Version: "bench"}, nil
+			return facts.Heartbeat.Name(), facts.HeartbeatData{Version: "bench"}, nil
 		case 7:
 			r := smartOf(p, host, (i/20)%disks)
-			return facts.KindSmart, r, []string{r.Serial}
+			return facts.Smart.Name(), r, []string{r.Serial}
 		default:
-			return facts.KindZpoolCapacity, p.capacity, nil
+			return facts.ZpoolCapacity.Name(), p.capacity, nil
 		}
 	}
 
@@ -269,24 +269,24 @@ func TestFleetBenchmark(t *testing.T) {
 		for h := range hosts {
 			n := &next[h]
 			if !now.Before(n.list) {
-				_ = bufs[h].Publish(ctx, facts.KindZpoolCapacity, "zpool_list", p.capacity)
+				_ = bufs[h].Publish(ctx, facts.ZpoolCapacity.Name(), "zpool_list", p.capacity)
 				n.list = n.list.Add(10 * time.Second)
 				published.Add(1)
 			}
 			if !now.Before(n.status) {
-				_ = bufs[h].Publish(ctx, facts.KindZpoolStatus, "zpool_status", p.status)
+				_ = bufs[h].Publish(ctx, facts.ZpoolStatus.Name(), "zpool_status", p.status)
 				n.status = n.status.Add(time.Minute)
 				published.Add(1)
 			}
 			if !now.Before(n.hb) {
-				_ = bufs[h].Publish(ctx, facts.KindHeartbeat, "zwatch", facts.Heartbeat{Version: "bench"})
+				_ = bufs[h].Publish(ctx, facts.Heartbeat.Name(), "zwatch", facts.HeartbeatData{Version: "bench"})
 				n.hb = n.hb.Add(30 * time.Second)
 				published.Add(1)
 			}
 			for d := range disks {
 				if !now.Before(smartNext[h][d]) {
 					r := smartOf(p, h, d)
-					_ = bufs[h].Publish(ctx, facts.KindSmart, "smart", r, r.Serial)
+					_ = bufs[h].Publish(ctx, facts.Smart.Name(), "smart", r, r.Serial)
 					smartNext[h][d] = smartNext[h][d].Add(30 * time.Minute)
 					published.Add(1)
 				}
@@ -298,7 +298,7 @@ func TestFleetBenchmark(t *testing.T) {
 			mu.Lock()
 			degradedAt[hostName(h)] = time.Now()
 			mu.Unlock()
-			_ = bufs[h].Publish(ctx, facts.KindZpoolStatus, "zpool_status", p.degraded)
+			_ = bufs[h].Publish(ctx, facts.ZpoolStatus.Name(), "zpool_status", p.degraded)
 			published.Add(1)
 			nextFlip = nextFlip.Add(3 * time.Second)
 			// Keep it degraded: its later status polls send the same.

@@ -159,14 +159,14 @@ func TestScaleBenchmark(t *testing.T) {
 		h := i % hosts
 		switch (i / hosts) % 20 {
 		case 0, 10:
-			publishUnder(prefix, h, facts.KindZpoolStatus, p.status)
+			publishUnder(prefix, h, facts.ZpoolStatus.Name(), p.status)
 		case 5, 11, 15, 19:
-			publishUnder(prefix, h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
+			publishUnder(prefix, h, facts.Heartbeat.Name(), facts.HeartbeatData{Version: "bench"})
 		case 7:
 			r := smartOf(p, h, (i/hosts/20)%disks)
-			publishUnder(prefix, h, facts.KindSmart, r, r.Serial)
+			publishUnder(prefix, h, facts.Smart.Name(), r, r.Serial)
 		default:
-			publishUnder(prefix, h, facts.KindZpoolCapacity, p.capacity)
+			publishUnder(prefix, h, facts.ZpoolCapacity.Name(), p.capacity)
 		}
 	}
 	mix := func(i int) { mixUnder("", i) }
@@ -432,7 +432,7 @@ func TestScaleBenchmark(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(3, 4))
 		for _, h := range rnd.Perm(hosts)[:hosts/10] {
 			burst[hostName(h)] = time.Now()
-			publish(h, facts.KindZpoolStatus, p.degraded)
+			publish(h, facts.ZpoolStatus.Name(), p.degraded)
 		}
 		settle()
 		deadline := time.Now().Add(2 * time.Minute)
@@ -530,24 +530,24 @@ func defaultLoad(ctx context.Context, hosts, disks int, p benchPayloads, publish
 		for h := range hosts {
 			d := &next[h]
 			if !now.Before(d.list) {
-				publish(h, facts.KindZpoolCapacity, p.capacity)
+				publish(h, facts.ZpoolCapacity.Name(), p.capacity)
 				d.list = d.list.Add(10 * time.Second)
 				n.Add(1)
 			}
 			if !now.Before(d.status) {
-				publish(h, facts.KindZpoolStatus, p.status)
+				publish(h, facts.ZpoolStatus.Name(), p.status)
 				d.status = d.status.Add(time.Minute)
 				n.Add(1)
 			}
 			if !now.Before(d.hb) {
-				publish(h, facts.KindHeartbeat, facts.Heartbeat{Version: "bench"})
+				publish(h, facts.Heartbeat.Name(), facts.HeartbeatData{Version: "bench"})
 				d.hb = d.hb.Add(30 * time.Second)
 				n.Add(1)
 			}
 			for k := range disks {
 				if !now.Before(smartNext[h][k]) {
 					r := smartOf(p, h, k)
-					publish(h, facts.KindSmart, r, r.Serial)
+					publish(h, facts.Smart.Name(), r, r.Serial)
 					smartNext[h][k] = smartNext[h][k].Add(30 * time.Minute)
 					n.Add(1)
 				}

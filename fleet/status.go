@@ -50,7 +50,7 @@ func (h HostView) Age(now time.Time) time.Duration {
 
 // lastOneByOne reads each subject's last message, a few at a time: fast
 // with thousands of hosts, gentle on the servers.
-func lastOneByOne(ctx context.Context, st jetstream.Stream, filters []string, mu *sync.Mutex, get func(string) *HostView) error {
+func lastOneByOne(ctx context.Context, st jetstream.Stream, filters []string, mu *sync.Mutex, apply func(subject string, data []byte)) error {
 	var subjects []string
 	for _, f := range filters {
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter(f))
@@ -80,8 +80,7 @@ func lastOneByOne(ctx context.Context, st jetstream.Stream, filters []string, mu
 				}
 				return
 			}
-			token, kind, _ := facts.KindOfSubject(subj)
-			applyMsg(get(token), kind, m.Data)
+			apply(subj, m.Data)
 		}()
 	}
 	wg.Wait()
@@ -107,10 +106,15 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 		}
 		return h
 	}
+	reads := viewHandlers()
+	apply := func(subject string, data []byte) {
+		if read, token, ok := reads.ForSubject(subject); ok {
+			applyMsg(read, get(token), data)
+		}
+	}
 	var filters []string
-	for _, kind := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity} {
-		// bus.Subject would sanitise the wildcard; the filter needs it.
-		filters = append(filters, "zwatch."+bus.Version+".*."+kind)
+	for _, k := range reads.Kinds() {
+		filters = append(filters, k.Filter("*"))
 	}
 	if filters, err = bus.StoredFilters(ctx, js, filters); err != nil {
 		return nil, err
@@ -120,11 +124,10 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 	switch {
 	case err == nil:
 		for _, m := range msgs {
-			token, kind, _ := facts.KindOfSubject(m.Subject)
-			applyMsg(get(token), kind, m.Data)
+			apply(m.Subject, m.Data)
 		}
 	case errors.Is(err, bus.ErrBatchUnavailable):
-		if err := lastOneByOne(ctx, st, filters, &mu, get); err != nil {
+		if err := lastOneByOne(ctx, st, filters, &mu, apply); err != nil {
 			return nil, err
 		}
 	default:
@@ -144,31 +147,21 @@ func Fleet(ctx context.Context, js jetstream.JetStream) ([]HostView, error) {
 	return out, nil
 }
 
-func applyMsg(h *HostView, kind string, data []byte) {
-	var env bus.Envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return
-	}
-	if env.Host != "" && bus.Token(env.Host) == h.Host {
-		h.Host = env.Host
-	}
-	at := env.CollectedAt
-	switch kind {
-	case facts.KindHeartbeat:
-		var hb heartbeatWithBuffer
-		if json.Unmarshal(env.Data, &hb) != nil {
-			return
-		}
+// viewHandlers are the kinds of fact a host's view reads, and what it
+// takes of each.
+func viewHandlers() *facts.Handlers[*HostView] {
+	var hs facts.Handlers[*HostView]
+	facts.On(&hs, facts.Heartbeat, func(h *HostView, env bus.Envelope, hb *facts.HeartbeatData) error {
+		at := env.CollectedAt
 		h.LastHeartbeat, h.Version = &at, hb.Version
-		if hb.Buffer.Max > 0 {
-			b := hb.Buffer
+		if hb.Buffer != nil && hb.Buffer.Max > 0 {
+			b := *hb.Buffer
 			h.Buffer = &b
 		}
-	case facts.KindZpoolStatus:
-		var d facts.StatusData
-		if json.Unmarshal(env.Data, &d) != nil {
-			return
-		}
+		return nil
+	})
+	facts.On(&hs, facts.ZpoolStatus, func(h *HostView, env bus.Envelope, d *facts.StatusData) error {
+		at := env.CollectedAt
 		h.StatusAt = &at
 		for _, p := range d.Pools {
 			if p == nil {
@@ -178,11 +171,10 @@ func applyMsg(h *HostView, kind string, data []byte) {
 			pv.State = p.State
 			pv.Errors = poolErrors(p)
 		}
-	case facts.KindZpoolCapacity:
-		var d facts.CapacityData
-		if json.Unmarshal(env.Data, &d) != nil {
-			return
-		}
+		return nil
+	})
+	facts.On(&hs, facts.ZpoolCapacity, func(h *HostView, env bus.Envelope, d *facts.CapacityData) error {
+		at := env.CollectedAt
 		h.CapacityAt = &at
 		for _, p := range d.Pools {
 			pv := pool(h, p.Name)
@@ -191,7 +183,23 @@ func applyMsg(h *HostView, kind string, data []byte) {
 				pv.State = p.Health
 			}
 		}
+		return nil
+	})
+	return &hs
+}
+
+// applyMsg takes a host's last message of one kind into its view; a
+// message it cannot read changes nothing but, from its envelope, the
+// host's name.
+func applyMsg(read facts.Handler[*HostView], h *HostView, data []byte) {
+	var env bus.Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return
 	}
+	if env.Host != "" && bus.Token(env.Host) == h.Host {
+		h.Host = env.Host
+	}
+	_ = read.Handle(h, env)
 }
 
 func pool(h *HostView, name string) *PoolView {

@@ -33,10 +33,10 @@ func benchMix(b *testing.B, hosts int) []bus.Envelope {
 			return env
 		}
 		out = append(out,
-			wrap(facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: status}),
-			wrap(facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: []zfs.PoolList{{Name: "upool", CapacityPct: 41}}}),
-			wrap(facts.KindSmart, "smart", r),
-			wrap(facts.KindHeartbeat, "zwatch", facts.Heartbeat{Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
+			wrap(facts.ZpoolStatus.Name(), "zpool_status", facts.StatusData{Source: "text", Pools: status}),
+			wrap(facts.ZpoolCapacity.Name(), "zpool_list", facts.CapacityData{Pools: []zfs.PoolList{{Name: "upool", CapacityPct: 41}}}),
+			wrap(facts.Smart.Name(), "smart", r),
+			wrap(facts.Heartbeat.Name(), "zwatch", facts.HeartbeatData{Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}}}),
 		)
 	}
 	return out

@@ -19,7 +19,7 @@ const namePoolReadOnly = "PoolReadOnly"
 // pool carries it like the other alerts about the pool.
 func poolReadOnlyRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
+		Reads: []facts.Kind{facts.ZpoolCapacity},
 		Eval: poolCapacityEval(func(c *evalCtx, p *zfs.PoolList) {
 			if !p.ReadOnly {
 				return

@@ -34,7 +34,7 @@ var fillMemory = remember[fillBaselines]("pool_filling_fast", 1, nil)
 // since its first zpool list of the day, which no single reading shows.
 func poolFillingFastRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
+		Reads: []facts.Kind{facts.ZpoolCapacity},
 		Eval: poolCapacityEval(func(c *evalCtx, p *zfs.PoolList) {
 			mem := fillMemory.of(c.h)
 			base, ok := mem.Pools[p.Name]

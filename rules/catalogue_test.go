@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the alert table of docs/rules.m
 func checkCatalogue(catalogue []Rule) error {
 	kinds := map[string]bool{}
 	for _, k := range facts.Kinds() {
-		kinds[k.Name] = true
+		kinds[k.Name()] = true
 	}
 	var errs []string
 	seen := map[string]bool{}
@@ -36,7 +36,7 @@ func checkCatalogue(catalogue []Rule) error {
 			errs = append(errs, fmt.Sprintf("rule %d (%v): needs Eval, Alerts and Reads", i, r.Alerts))
 		}
 		for _, k := range r.Reads {
-			if !kinds[k] {
+			if !kinds[k.Name()] {
 				errs = append(errs, fmt.Sprintf("rule %d reads %q, which is no kind of fact", i, k))
 			}
 		}

@@ -16,7 +16,7 @@ import (
 
 func diskIncidentRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindSmart, facts.KindKernelLog},
+		Reads: []facts.Kind{facts.ZpoolStatus, facts.Smart, facts.KernelLog},
 		Eval:  correlateEval(ruleDiskIncident),
 		Alerts: []AlertInfo{{
 			Name:      nameDiskIncident,
@@ -37,7 +37,7 @@ func diskIncidentRule() Rule {
 
 func resilverAtRiskRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindSmart, facts.KindKernelLog},
+		Reads: []facts.Kind{facts.ZpoolStatus, facts.Smart, facts.KernelLog},
 		Eval:  correlateEval(ruleResilverAtRisk),
 		Alerts: []AlertInfo{{
 			Name:        nameResilverAtRisk,

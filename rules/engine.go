@@ -10,16 +10,15 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -104,7 +103,7 @@ func (e *Engine) host(name string) *hostState {
 // cannot read is reported as an error and changes nothing. The fact's kind
 // is its envelope's schema; the subject has been checked against the host.
 func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
-	kind, ok := strings.CutPrefix(env.Schema, "zwatch."+bus.Version+".")
+	kind, ok := facts.KindOfSchema(env.Schema)
 	if !ok {
 		return fmt.Errorf("observe: unknown schema %q", env.Schema)
 	}
@@ -128,10 +127,8 @@ func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 		e.settle(h, now)
 		return nil
 	}
-	if handle.observe != nil {
-		if err := handle.observe(e, h, env, sum, now); err != nil {
-			return err
-		}
+	if err := handle.observe.Handle(observation{e: e, h: h, sum: sum, now: now}, env); err != nil {
+		return err
 	}
 	if !handle.reportsFailure && env.Collector != "" {
 		e.noteSuccess(h, env)
@@ -148,13 +145,6 @@ func (e *Engine) start(now time.Time) {
 	if e.started.IsZero() {
 		e.started = now
 	}
-}
-
-func decode(env bus.Envelope, into any) error {
-	if err := json.Unmarshal(env.Data, into); err != nil {
-		return fmt.Errorf("decode %s from %s: %w", env.Schema, env.Host, err)
-	}
-	return nil
 }
 
 // settle runs the lifecycle steps every change ends with.

@@ -155,7 +155,7 @@ func envelopesOf(file string, at time.Time, last *facts.CapacityData, kcfg confi
 		return nil, err
 	}
 	out := []bus.Envelope{env}
-	if env.Schema != bus.Schema(facts.KindZpoolCapacity) || len(last.Datasets) == 0 {
+	if env.Schema != facts.ZpoolCapacity.Schema() || len(last.Datasets) == 0 {
 		return out, nil
 	}
 	d := facts.DatasetsData{Datasets: make([]facts.DatasetState, len(last.Datasets))}
@@ -171,7 +171,7 @@ func envelopesOf(file string, at time.Time, last *facts.CapacityData, kcfg confi
 	if err != nil {
 		return nil, fmt.Errorf("rules eval %s: %w", file, err)
 	}
-	return append(out, bus.Envelope{Schema: bus.Schema(facts.KindDatasets), Host: EvalHost, Collector: "datasets", CollectedAt: at, Data: raw}), nil
+	return append(out, bus.Envelope{Schema: facts.Datasets.Schema(), Host: EvalHost, Collector: "datasets", CollectedAt: at, Data: raw}), nil
 }
 
 // envelopeOf wraps one saved output (data, read from file) as its collector would.
@@ -225,14 +225,14 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 			if err != nil {
 				return "", "", nil, err
 			}
-			return facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "json", Pools: pools}, nil
+			return facts.ZpoolStatus.Name(), "zpool_status", facts.StatusData{Source: "json", Pools: pools}, nil
 		}
 		if isSmart {
 			r, err := smart.Parse(bytes.NewReader(t))
 			if err != nil {
 				return "", "", nil, err
 			}
-			return facts.KindSmart, "smart", r, nil
+			return facts.Smart.Name(), "smart", r, nil
 		}
 		return "", "", nil, fmt.Errorf("JSON that is neither `zpool status -j` nor `smartctl -j` output")
 	}
@@ -241,14 +241,14 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 		if err != nil {
 			return "", "", nil, err
 		}
-		return facts.KindPoolImport, "zpool_import", facts.PoolImportData{Found: found}, nil
+		return facts.PoolImport.Name(), "zpool_import", facts.PoolImportData{Found: found}, nil
 	}
 	if bytes.Contains(t, []byte("pool:")) || bytes.Contains(t, []byte("no pools available")) {
 		pools, err := zfs.ParseStatusText(bytes.NewReader(t))
 		if err != nil {
 			return "", "", nil, err
 		}
-		return facts.KindZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: pools}, nil
+		return facts.ZpoolStatus.Name(), "zpool_status", facts.StatusData{Source: "text", Pools: pools}, nil
 	}
 	switch fields := bytes.Split(firstLine(t), []byte("\t")); {
 	case len(fields) == len(zfs.DatasetPropColumns) && (string(fields[1]) == "filesystem" || string(fields[1]) == "volume"):
@@ -260,20 +260,20 @@ func detect(data []byte) (kind, collector string, payload any, err error) {
 		for i := range ds {
 			d.Datasets[i].DatasetProps = ds[i]
 		}
-		return facts.KindDatasets, "datasets", d, nil
+		return facts.Datasets.Name(), "datasets", d, nil
 	case len(fields) == len(zfs.SnapshotColumns) && bytes.IndexByte(fields[0], '@') > 0:
 		stats, total, err := zfs.SummarizeSnapshots(bytes.NewReader(t))
 		if err != nil {
 			return "", "", nil, err
 		}
-		return facts.KindSnapshots, "snapshots", facts.SnapshotsData{Datasets: stats, Total: total}, nil
+		return facts.Snapshots.Name(), "snapshots", facts.SnapshotsData{Datasets: stats, Total: total}, nil
 	}
 	pl, lerr := zfs.ParseList(bytes.NewReader(t))
 	if lerr == nil && len(pl) > 0 {
-		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: pl}, nil
+		return facts.ZpoolCapacity.Name(), "zpool_list", facts.CapacityData{Pools: pl}, nil
 	}
 	if ds, derr := zfs.ParseDatasets(bytes.NewReader(t)); derr == nil && len(ds) > 0 {
-		return facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Datasets: ds}, nil
+		return facts.ZpoolCapacity.Name(), "zpool_list", facts.CapacityData{Datasets: ds}, nil
 	}
 	return "", "", nil, fmt.Errorf("not `zpool status`, `zpool list -Hp`, `zpool import`, `zfs list -Hp -o name,used,avail,quota,refquota`, "+
 		"`zfs list -Hp -t filesystem,volume -o %s`, `zfs list -Hp -t snapshot -o name,creation,used -s creation` or `smartctl -j -a` output, "+

@@ -152,7 +152,7 @@ func kernelEnvelope(name string, d facts.KernelLogData, at time.Time) (bus.Envel
 	if err != nil {
 		return bus.Envelope{}, fmt.Errorf("rules eval %s: %w", name, err)
 	}
-	return bus.Envelope{Schema: bus.Schema(facts.KindKernelLog), Host: EvalHost, Collector: "kernel_log", CollectedAt: at, Data: raw}, nil
+	return bus.Envelope{Schema: facts.KernelLog.Schema(), Host: EvalHost, Collector: "kernel_log", CollectedAt: at, Data: raw}, nil
 }
 
 // recordTime is when a record was logged, on a clock of its own: the wall

@@ -13,6 +13,9 @@ import (
 // factHandler is how the engine takes in one kind of fact, in the manner of
 // ZED's one handler per event class.
 type factHandler struct {
+	// observe decodes the payload and evaluates the rules that read it;
+	// facts.Unread for facts that only count as proof of life.
+	observe facts.Handler[observation]
 	// dedupe: the same payload bytes as last time carry no news
 	// (collectors repeat themselves every poll).
 	dedupe bool
@@ -22,47 +25,54 @@ type factHandler struct {
 	// reportsFailure: the fact says its collector failed, so it does not
 	// count as that collector being fresh.
 	reportsFailure bool
-	// observe decodes the payload and evaluates the rules that read it; nil
-	// for facts that only count as proof of life. sum is the payload's hash
-	// when dedupe is set.
-	observe func(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error
 }
 
-// factHandlers lists every kind of fact the engine reads (facts.Kinds); a
-// kind missing here is refused by Observe.
+// observation is what a fact handler takes in a fact with. It travels by
+// value: Observe allocates nothing for it.
+type observation struct {
+	e *Engine
+	h *hostState
+	// sum is the payload's hash when the kind is deduplicated.
+	sum uint64
+	now time.Time
+}
+
+// factHandlers lists every kind of fact the engine reads (facts.Kinds),
+// by name; a kind missing here is refused by Observe.
 func factHandlers() map[string]factHandler {
-	return map[string]factHandler{
-		facts.KindZpoolStatus:    {dedupe: true, correlate: true, observe: observeStatus},
-		facts.KindZpoolCapacity:  {observe: observeCapacity},
-		facts.KindSmart:          {dedupe: true, correlate: true, observe: observeSmart},
-		facts.KindARC:            {observe: observeARC},
-		facts.KindCollectorError: {reportsFailure: true, observe: observeCollectorError},
-		facts.KindHeartbeat:      {observe: observeHeartbeat},
+	out := map[string]factHandler{}
+	for _, fh := range []factHandler{
+		{observe: facts.HandlerOf(facts.ZpoolStatus, observeStatus), dedupe: true, correlate: true},
+		{observe: facts.HandlerOf(facts.ZpoolCapacity, observeCapacity)},
+		{observe: facts.HandlerOf(facts.Smart, observeSmart), dedupe: true, correlate: true},
+		{observe: facts.HandlerOf(facts.ARC, observeARC)},
+		{observe: facts.HandlerOf(facts.CollectorError, observeCollectorError), reportsFailure: true},
+		{observe: facts.HandlerOf(facts.Heartbeat, observeHeartbeat)},
 		// The kernel's pool states; the watcher scope (PoolSuspended) judges them.
-		facts.KindPoolKstat: {observe: observeKstat},
+		{observe: facts.HandlerOf(facts.PoolKstat, observeKstat)},
 		// Events make the collectors poll status at once; the status rules
 		// then judge. Delay and deadman events feed SlowIO and IOHung
 		// (rule_slow_io.go). Maintenance windows are not in this engine yet.
-		facts.KindZpoolEvent:  {observe: observeEvent},
-		facts.KindMaintenance: {},
-		facts.KindPoolImport:  {observe: observeImport},
-		facts.KindPoolForget:  {observe: observeForget},
-		facts.KindDatasets:    {dedupe: true, observe: observeDatasets},
+		{observe: facts.HandlerOf(facts.ZpoolEvent, observeEvent)},
+		{observe: facts.Unread[observation](facts.Maintenance)},
+		{observe: facts.HandlerOf(facts.PoolImport, observeImport)},
+		{observe: facts.HandlerOf(facts.PoolForget, observeForget)},
+		{observe: facts.HandlerOf(facts.Datasets, observeDatasets), dedupe: true},
 		// Not deduplicated: a listing that stays the same is the news of
 		// snapshots that stopped, and its time keeps it trusted.
-		facts.KindSnapshots:  {observe: observeSnapshots},
-		facts.KindKernelLog:  {correlate: true, observe: observeKernelLog},
-		facts.KindDisks:      {dedupe: true, observe: observeDisks},
-		facts.KindDiskForget: {observe: observeDiskForget},
-		facts.KindZFSVersion: {observe: observeZFSVersion},
+		{observe: facts.HandlerOf(facts.Snapshots, observeSnapshots)},
+		{observe: facts.HandlerOf(facts.KernelLog, observeKernelLog), correlate: true},
+		{observe: facts.HandlerOf(facts.Disks, observeDisks), dedupe: true},
+		{observe: facts.HandlerOf(facts.DiskForget, observeDiskForget)},
+		{observe: facts.HandlerOf(facts.ZFSVersion, observeZFSVersion)},
+	} {
+		out[fh.observe.Kind().Name()] = fh
 	}
+	return out
 }
 
-func observeStatus(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
-	var d facts.StatusData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeStatus(o observation, env bus.Envelope, d *facts.StatusData) error {
+	e, h, now, sum := o.e, o.h, o.now, o.sum
 	h.pools, h.statusSeen, h.statusAt = d.Pools, true, env.CollectedAt
 	names, guids := make([]string, 0, len(d.Pools)), make([]string, 0, len(d.Pools))
 	for _, p := range d.Pools {
@@ -77,11 +87,8 @@ func observeStatus(e *Engine, h *hostState, env bus.Envelope, sum uint64, now ti
 	return nil
 }
 
-func observeCapacity(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.CapacityData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeCapacity(o observation, env bus.Envelope, d *facts.CapacityData) error {
+	e, h, now := o.e, o.h, o.now
 	h.capacity = &capacityFacts{pools: d.Pools, datasets: d.Datasets}
 	h.capacityAt = env.CollectedAt
 	names := make([]string, 0, len(d.Pools))
@@ -94,12 +101,9 @@ func observeCapacity(e *Engine, h *hostState, env bus.Envelope, _ uint64, now ti
 	return nil
 }
 
-func observeDatasets(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
-	var d facts.DatasetsData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
-	h.datasets = &d
+func observeDatasets(o observation, env bus.Envelope, d *facts.DatasetsData) error {
+	e, h, now, sum := o.e, o.h, o.now, o.sum
+	h.datasets = d
 	h.remember("datasets", sum)
 	e.evalDatasets(h, now)
 	if h.snapshots != nil {
@@ -108,33 +112,23 @@ func observeDatasets(e *Engine, h *hostState, env bus.Envelope, sum uint64, now 
 	return nil
 }
 
-func observeSnapshots(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.SnapshotsData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
-	h.snapshots, h.snapshotsAt = &d, env.CollectedAt
-	e.evalSnapshots(h, now)
+func observeSnapshots(o observation, env bus.Envelope, d *facts.SnapshotsData) error {
+	o.h.snapshots, o.h.snapshotsAt = d, env.CollectedAt
+	o.e.evalSnapshots(o.h, o.now)
 	return nil
 }
 
-func observeImport(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.PoolImportData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
-	h.imports, h.importAt = &d, env.CollectedAt
+func observeImport(o observation, env bus.Envelope, d *facts.PoolImportData) error {
+	e, h, now := o.e, o.h, o.now
+	h.imports, h.importAt = d, env.CollectedAt
 	e.noteCached(h, d.Cached)
 	e.evalPools(h, now)
 	return nil
 }
 
 // observeForget: the owner says a pool is gone for good (zwatch forget-pool).
-func observeForget(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.PoolForgetData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeForget(o observation, env bus.Envelope, d *facts.PoolForgetData) error {
+	e, h, now := o.e, o.h, o.now
 	if d.Pool == "" {
 		return fmt.Errorf("decode %s from %s: no pool named", env.Schema, env.Host)
 	}
@@ -144,50 +138,31 @@ func observeForget(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time
 	return nil
 }
 
-func observeSmart(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
-	var r smart.Report
-	if err := decode(env, &r); err != nil {
-		return err
-	}
-	h.remember("smart/"+r.Serial+"/"+r.Device, sum)
-	e.evalSmart(h, &r, now)
+func observeSmart(o observation, _ bus.Envelope, r *smart.Report) error {
+	o.h.remember("smart/"+r.Serial+"/"+r.Device, o.sum)
+	o.e.evalSmart(o.h, r, o.now)
 	return nil
 }
 
-func observeARC(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var a zfs.ARC
-	if err := decode(env, &a); err != nil {
-		return err
-	}
-	e.evalARC(h, &a, now)
+func observeARC(o observation, _ bus.Envelope, a *zfs.ARC) error {
+	o.e.evalARC(o.h, a, o.now)
 	return nil
 }
 
-func observeCollectorError(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var ce facts.CollectorError
-	if err := decode(env, &ce); err != nil {
-		return err
-	}
-	e.noteCollectorError(h, env, ce)
+func observeCollectorError(o observation, env bus.Envelope, ce *facts.CollectorErrorData) error {
+	o.e.noteCollectorError(o.h, env, *ce)
 	return nil
 }
 
-func observeHeartbeat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var hb facts.Heartbeat
-	if err := decode(env, &hb); err != nil {
-		return err
-	}
-	e.noteHeartbeat(h, env, hb)
+func observeHeartbeat(o observation, env bus.Envelope, hb *facts.HeartbeatData) error {
+	o.e.noteHeartbeat(o.h, env, *hb)
 	return nil
 }
 
 // observeEvent takes the zpool events SlowIO and IOHung read; the others
 // are proof of life.
-func observeEvent(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.EventData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
+	e, h, now := o.e, o.h, o.now
 	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
 		h.dirty = true
 	}

@@ -2,18 +2,14 @@ package rules
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/facts"
 )
 
 // observeDisks: the disks present now (the inventory collector).
-func observeDisks(e *Engine, h *hostState, env bus.Envelope, sum uint64, now time.Time) error {
-	var d facts.DisksData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeDisks(o observation, env bus.Envelope, d *facts.DisksData) error {
+	e, h, now, sum := o.e, o.h, o.now, o.sum
 	h.remember("disks", sum)
 	e.noteInventory(h, d.Disks, env.CollectedAt)
 	e.evalPools(h, now)
@@ -21,11 +17,8 @@ func observeDisks(e *Engine, h *hostState, env bus.Envelope, sum uint64, now tim
 }
 
 // observeDiskForget: the owner says a disk is gone for good (zwatch forget-disk).
-func observeDiskForget(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.DiskForgetData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeDiskForget(o observation, env bus.Envelope, d *facts.DiskForgetData) error {
+	e, h, now := o.e, o.h, o.now
 	if d.Serial == "" {
 		return fmt.Errorf("decode %s from %s: no disk named", env.Schema, env.Host)
 	}
@@ -42,12 +35,9 @@ func observeDiskForget(e *Engine, h *hostState, env bus.Envelope, _ uint64, now 
 }
 
 // observeZFSVersion: the ZFS userland and kernel module versions.
-func observeZFSVersion(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.ZFSVersionData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
-	e.noteZFSVersion(h, d, now)
+func observeZFSVersion(o observation, env bus.Envelope, d *facts.ZFSVersionData) error {
+	e, h, now := o.e, o.h, o.now
+	e.noteZFSVersion(h, *d, now)
 	e.evalPools(h, now)
 	return nil
 }

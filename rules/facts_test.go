@@ -12,9 +12,9 @@ func TestFactHandlersCoverKinds(t *testing.T) {
 	handlers := factHandlers()
 	kinds := map[string]bool{}
 	for _, k := range facts.Kinds() {
-		kinds[k.Name] = true
-		if _, ok := handlers[k.Name]; !ok {
-			t.Errorf("kind %s has no handler in factHandlers", k.Name)
+		kinds[k.Name()] = true
+		if _, ok := handlers[k.Name()]; !ok {
+			t.Errorf("kind %s has no handler in factHandlers", k.Name())
 		}
 	}
 	for name := range handlers {

@@ -59,11 +59,11 @@ func statusPools(t testing.TB, file string) []*zfs.Pool {
 // statusEnv: fixture → zpool.status message.
 func statusEnv(t testing.TB, file string, at time.Time) bus.Envelope {
 	t.Helper()
-	return envOf(t, facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "text", Pools: statusPools(t, file)})
+	return envOf(t, facts.ZpoolStatus.Name(), "zpool_status", at, facts.StatusData{Source: "text", Pools: statusPools(t, file)})
 }
 
 func poolsEnv(t testing.TB, pools []*zfs.Pool, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "text", Pools: pools})
+	return envOf(t, facts.ZpoolStatus.Name(), "zpool_status", at, facts.StatusData{Source: "text", Pools: pools})
 }
 
 // smartReport parses a real smartctl -j fixture.
@@ -88,7 +88,7 @@ func parseTestdata[T any](t testing.TB, path string, parse func(io.Reader) (T, e
 }
 
 func smartEnv(t testing.TB, r *smart.Report, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindSmart, "smart", at, r)
+	return envOf(t, facts.Smart.Name(), "smart", at, r)
 }
 
 func newTestEngine(mod ...func(*config.RulesConfig)) *Engine {

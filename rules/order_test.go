@@ -38,7 +38,7 @@ func TestObserveSeqIgnoresOlderFacts(t *testing.T) {
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
 	e := NewEngine(cfg, nil)
-	subj := bus.Subject(testHost, facts.KindZpoolStatus)
+	subj := bus.Subject(testHost, facts.ZpoolStatus.Name())
 	at := func(seq uint64) Position { return Position{Stream: "s1", Subject: subj, Seq: seq} }
 	fault := statusEnv(t, faultFile, t0)
 	// The host's clock stepped back an hour before the healthy reading.
@@ -182,10 +182,10 @@ func TestRunRedeliveredOldFactDoesNotPage(t *testing.T) {
 	b := openTestBus(ctx, t)
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
-	subj := bus.Subject(testHost, facts.KindZpoolStatus)
+	subj := bus.Subject(testHost, facts.ZpoolStatus.Name())
 	publish := func(file string) {
 		t.Helper()
-		msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(),
+		msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", time.Now(),
 			facts.StatusData{Source: "text", Pools: statusPools(t, file)})
 		if err != nil {
 			t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 // thresholds, inhibitions and line in the docs. So a Rule carries one Eval
 // and lists every name it raises in Alerts; most rules raise one.
 type Rule struct {
-	// Reads are the kinds of fact (facts.Kind*) whose content the rule judges.
-	Reads []string
+	// Reads are the kinds of fact whose content the rule judges.
+	Reads []facts.Kind
 	// Eval is the rule's code. Its type (poolEval, diskEval, …) fixes the
 	// rule's scope: what the engine calls it with, and when.
 	Eval evaluator

@@ -13,7 +13,7 @@ import (
 
 func arcThrottleRule() Rule {
 	return Rule{
-		Reads:        []string{facts.KindARC},
+		Reads:        []facts.Kind{facts.ARC},
 		Eval:         arcEval(ruleARCThrottle),
 		MachineLocal: true,
 		Alerts: []AlertInfo{{
@@ -28,7 +28,7 @@ func arcThrottleRule() Rule {
 
 func arcHitRatioRule() Rule {
 	return Rule{
-		Reads:        []string{facts.KindARC},
+		Reads:        []facts.Kind{facts.ARC},
 		Eval:         arcEval(ruleARCHitRatio),
 		MachineLocal: true,
 		Alerts: []AlertInfo{{

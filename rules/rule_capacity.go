@@ -13,7 +13,7 @@ import (
 
 func poolCapacityRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
+		Reads: []facts.Kind{facts.ZpoolCapacity},
 		Eval:  poolCapacityEval(rulePoolCapacity),
 		Alerts: []AlertInfo{{
 			Name: namePoolCapacity,

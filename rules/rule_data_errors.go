@@ -11,7 +11,7 @@ import (
 
 func poolDataErrorsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(rulePoolDataErrors),
 		Alerts: []AlertInfo{{
 			Name:      namePoolDataErrors,

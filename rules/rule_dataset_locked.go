@@ -12,7 +12,7 @@ import (
 
 func datasetLockedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
+		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetLocked),
 		Alerts: []AlertInfo{{
 			Name: nameDatasetLocked,
@@ -27,7 +27,7 @@ func datasetLockedRule() Rule {
 
 func keyFileProblemRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
+		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleKeyFileProblem),
 		Alerts: []AlertInfo{{
 			Name:      nameKeyFileProblem,

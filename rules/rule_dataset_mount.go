@@ -13,7 +13,7 @@ import (
 
 func datasetNotMountedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
+		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetNotMounted),
 		Alerts: []AlertInfo{{
 			Name: nameDatasetNotMounted,

@@ -14,7 +14,7 @@ import (
 
 func datasetQuotaRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
+		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetQuota),
 		Alerts: []AlertInfo{{
 			Name:       nameDatasetQuota,

@@ -72,7 +72,7 @@ func seenKey(id disk.Identity) string {
 
 func diskVanishedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDisks, facts.KindDiskForget, facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.Disks, facts.DiskForget, facts.ZpoolStatus},
 		Eval:  poolsEval(ruleDiskVanished),
 		Alerts: []AlertInfo{{
 			Name: nameDiskVanished,

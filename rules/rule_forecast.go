@@ -12,7 +12,7 @@ import (
 
 func fullForecastRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
+		Reads: []facts.Kind{facts.ZpoolCapacity},
 		Eval:  poolCapacityEval(ruleFullForecast),
 		Alerts: []AlertInfo{{
 			Name: namePoolFullForecast,

@@ -12,7 +12,7 @@ import (
 
 func ioHungRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolEvent},
+		Reads: []facts.Kind{facts.ZpoolEvent},
 		Eval:  poolsEval(ruleIOHung),
 		Alerts: []AlertInfo{{
 			Name:       nameIOHung,

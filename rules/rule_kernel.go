@@ -16,7 +16,7 @@ import (
 
 func kernelDiskErrorsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindKernelLog},
+		Reads: []facts.Kind{facts.KernelLog},
 		Eval:  kernelEval(ruleKernelDiskErrors),
 		Alerts: []AlertInfo{{
 			Name:       nameKernelDiskErrors,
@@ -31,7 +31,7 @@ func kernelDiskErrorsRule() Rule {
 
 func linkResetsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindKernelLog},
+		Reads: []facts.Kind{facts.KernelLog},
 		Eval:  kernelEval(ruleLinkResets),
 		Alerts: []AlertInfo{{
 			Name:       nameLinkResets,

@@ -11,7 +11,7 @@ import (
 
 func nvmeRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleNVMe),
 		Alerts: []AlertInfo{{
 			Name:      nameNVMeCriticalWarning,

@@ -12,7 +12,7 @@ import (
 
 func poolMissingRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindPoolImport, facts.KindPoolForget},
+		Reads: []facts.Kind{facts.ZpoolStatus, facts.ZpoolCapacity, facts.PoolImport, facts.PoolForget},
 		Eval:  poolsEval(rulePoolMissing),
 		Alerts: []AlertInfo{{
 			Name: namePoolMissing,

@@ -12,7 +12,7 @@ import (
 
 func poolStateRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(rulePoolState),
 		Alerts: []AlertInfo{{
 			Name:      namePoolState,
@@ -36,7 +36,7 @@ func poolDown() InhibitRule {
 
 func poolStatusMessageRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(rulePoolStatusMessage),
 		Alerts: []AlertInfo{{
 			Name: namePoolStatusMessage,

@@ -23,7 +23,7 @@ var zpoolCollectors = []string{"zpool_status", "zpool_list", "zpool_events"}
 
 func poolSuspendedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindPoolKstat, facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindCollectorError},
+		Reads: []facts.Kind{facts.PoolKstat, facts.ZpoolStatus, facts.ZpoolCapacity, facts.CollectorError},
 		Eval:  watcherEval(ruleHostPools),
 		Alerts: []AlertInfo{{
 			Name:     namePoolSuspended,
@@ -93,11 +93,8 @@ func (h *hostState) hangs() *hangState {
 	return hs
 }
 
-func observeKstat(e *Engine, h *hostState, env bus.Envelope, _ uint64, _ time.Time) error {
-	var d facts.PoolKstatData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeKstat(o observation, env bus.Envelope, d *facts.PoolKstatData) error {
+	h := o.h
 	hs := h.hangs()
 	if hs.KstatAt != nil && env.CollectedAt.Before(*hs.KstatAt) {
 		return nil // an older reading than the one applied

@@ -11,7 +11,7 @@ import (
 
 func redundancyRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleRedundancy),
 		Alerts: []AlertInfo{{
 			Name:        nameRedundancy,

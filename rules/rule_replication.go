@@ -13,7 +13,7 @@ import (
 
 func replicationStaleRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSnapshots, facts.KindDatasets},
+		Reads: []facts.Kind{facts.Snapshots, facts.Datasets},
 		Eval:  snapshotEval(ruleReplicationStale),
 		Alerts: []AlertInfo{{
 			Name:      nameReplicationStale,
@@ -25,7 +25,7 @@ func replicationStaleRule() Rule {
 
 func replicationInterruptedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
+		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleReplicationInterrupted),
 		Alerts: []AlertInfo{{
 			Name: nameReplicationInterrupted,

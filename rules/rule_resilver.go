@@ -11,7 +11,7 @@ import (
 
 func resilverRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleResilver),
 		Alerts: []AlertInfo{{
 			Name:      nameResilver,

@@ -13,7 +13,7 @@ import (
 
 func scrubRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleScrub),
 		Alerts: []AlertInfo{{
 			Name:      nameScrubNever,

@@ -9,7 +9,7 @@ import (
 
 func scsiDefectsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSCSIDefects),
 		Alerts: []AlertInfo{{
 			Name:       nameSCSIGrownDefects,

@@ -13,7 +13,7 @@ import (
 
 func slowIORule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindZpoolEvent},
+		Reads: []facts.Kind{facts.ZpoolStatus, facts.ZpoolEvent},
 		Eval:  poolEval(ruleSlowIO),
 		Alerts: []AlertInfo{{
 			Name: nameSlowIO,

@@ -10,7 +10,7 @@ import (
 
 func smartAttributesRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartAttributes),
 		Alerts: []AlertInfo{{
 			Name: nameSmartAttribute,

@@ -12,7 +12,7 @@ import (
 
 func smartCRCRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartCRC),
 		Alerts: []AlertInfo{{
 			Name:       nameSmartCRC,

@@ -11,7 +11,7 @@ import (
 
 func smartHealthRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartHealth),
 		Alerts: []AlertInfo{{
 			Name:      nameSmartFailed,

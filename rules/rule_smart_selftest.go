@@ -11,7 +11,7 @@ import (
 
 func smartSelfTestRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartSelfTest),
 		Alerts: []AlertInfo{{
 			Name:      nameSmartSelfTest,

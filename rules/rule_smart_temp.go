@@ -13,7 +13,7 @@ import (
 
 func smartTemperatureRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSmart},
+		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartTemperature),
 		Alerts: []AlertInfo{{
 			Name: nameSmartTemperature,

@@ -14,7 +14,7 @@ import (
 
 func snapshotStaleRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSnapshots},
+		Reads: []facts.Kind{facts.Snapshots},
 		Eval:  snapshotEval(ruleSnapshotStale),
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotStale,
@@ -28,7 +28,7 @@ func snapshotStaleRule() Rule {
 
 func snapshotCountRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindSnapshots},
+		Reads: []facts.Kind{facts.Snapshots},
 		Eval:  snapshotEval(ruleSnapshotCount),
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotCount,
@@ -42,7 +42,7 @@ func snapshotCountRule() Rule {
 
 func snapshotSpaceRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity, facts.KindDatasets},
+		Reads: []facts.Kind{facts.ZpoolCapacity, facts.Datasets},
 		Eval:  poolCapacityEval(ruleSnapshotSpace),
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotSpace,

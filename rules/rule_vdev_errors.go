@@ -17,7 +17,7 @@ const errorsSettle = 10 * time.Second
 
 func vdevErrorsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleVdevErrors),
 		Alerts: []AlertInfo{{
 			Name: nameVdevErrors,

@@ -11,7 +11,7 @@ import (
 
 func vdevStateRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus},
+		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleVdevState),
 		Alerts: []AlertInfo{{
 			Name:        nameVdevState,

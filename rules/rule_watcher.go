@@ -14,7 +14,7 @@ import (
 
 func collectorStaleRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindHeartbeat, facts.KindCollectorError},
+		Reads: []facts.Kind{facts.Heartbeat, facts.CollectorError},
 		Eval:  watcherEval(ruleCollectorStale),
 		Alerts: []AlertInfo{{
 			Name: nameCollectorStale,
@@ -32,7 +32,7 @@ func collectorStaleRule() Rule {
 
 func hostSilentRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindHeartbeat},
+		Reads: []facts.Kind{facts.Heartbeat},
 		Eval:  watcherEval(ruleHostSilent),
 		Alerts: []AlertInfo{{
 			Name:       nameHostSilent,
@@ -45,7 +45,7 @@ func hostSilentRule() Rule {
 
 func commandHangsRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindCollectorError, facts.KindPoolKstat},
+		Reads: []facts.Kind{facts.CollectorError, facts.PoolKstat},
 		Eval:  watcherEval(ruleCommandHangs),
 		Alerts: []AlertInfo{{
 			Name:       nameCommandHangs,
@@ -67,7 +67,7 @@ const hangClearAnswers = 2
 // machine lacks or may not run.
 func blindSpotRule() Rule {
 	return Rule{
-		Reads:        []string{facts.KindHeartbeat, facts.KindCollectorError},
+		Reads:        []facts.Kind{facts.Heartbeat, facts.CollectorError},
 		Eval:         watcherEval(ruleBlindSpot),
 		MachineLocal: true,
 		Alerts: []AlertInfo{{
@@ -83,7 +83,7 @@ func blindSpotRule() Rule {
 
 // noteSuccess records a fresh fact from a collector.
 func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
-	if env.Collector == "" || strings.HasSuffix(env.Schema, "."+facts.KindHeartbeat) {
+	if env.Collector == "" || strings.HasSuffix(env.Schema, "."+facts.Heartbeat.Name()) {
 		return
 	}
 	_, known := h.Collectors[env.Collector]
@@ -108,7 +108,7 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 		}
 	}
 	st.TimeoutStreak, st.ErrKind, st.ErrMessage, st.ErrCommand, st.ErrFix = 0, "", "", "", ""
-	if strings.HasSuffix(env.Schema, "."+facts.KindSmart) && len(hs.Targets) > 0 {
+	if strings.HasSuffix(env.Schema, "."+facts.Smart.Name()) && len(hs.Targets) > 0 {
 		// This disk answered; the others' streaks go on.
 		if ts := hs.Targets[targetKey(env.Collector, smartDevice(env))]; ts != nil {
 			changed = true
@@ -128,7 +128,7 @@ func (e *Engine) noteSuccess(h *hostState, env bus.Envelope) {
 	}
 }
 
-func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorError) {
+func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.CollectorErrorData) {
 	name := ce.Collector
 	if name == "" {
 		name = env.Collector
@@ -157,7 +157,7 @@ func (e *Engine) noteCollectorError(h *hostState, env bus.Envelope, ce facts.Col
 	h.dirty = true
 }
 
-func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.Heartbeat) {
+func (e *Engine) noteHeartbeat(h *hostState, env bus.Envelope, hb facts.HeartbeatData) {
 	at := env.CollectedAt
 	changed := h.Heartbeat == nil
 	h.Heartbeat = &at

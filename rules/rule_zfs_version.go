@@ -11,7 +11,7 @@ import (
 
 func zfsVersionMismatchRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZFSVersion},
+		Reads: []facts.Kind{facts.ZFSVersion},
 		Eval:  poolsEval(ruleZFSVersionMismatch),
 		Alerts: []AlertInfo{{
 			Name:     nameZFSVersionMismatch,

@@ -15,11 +15,11 @@ import (
 
 // datasetsEnv wraps datasets as the datasets collector sends them.
 func datasetsEnv(t testing.TB, at time.Time, ds ...facts.DatasetState) bus.Envelope {
-	return envOf(t, facts.KindDatasets, "datasets", at, facts.DatasetsData{Datasets: ds})
+	return envOf(t, facts.Datasets.Name(), "datasets", at, facts.DatasetsData{Datasets: ds})
 }
 
 func capEnv(t testing.TB, pools []zfs.PoolList, ds []zfs.Dataset, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: pools, Datasets: ds})
+	return envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", at, facts.CapacityData{Pools: pools, Datasets: ds})
 }
 
 // The real `zpool list -Hp` output (pool_0 at 39 %) raises nothing.

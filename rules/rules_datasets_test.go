@@ -252,7 +252,7 @@ func capturedSnapshots(t testing.TB, file string) facts.SnapshotsData {
 }
 
 func snapshotsEnv(t testing.TB, at time.Time, d facts.SnapshotsData) bus.Envelope {
-	return envOf(t, facts.KindSnapshots, "snapshots", at, d)
+	return envOf(t, facts.Snapshots.Name(), "snapshots", at, d)
 }
 
 // The key file of nas/secret (keyformat raw), read by the collector's own

@@ -23,7 +23,7 @@ var (
 )
 
 func inventoryEnv(t testing.TB, at time.Time, ids ...disk.Identity) bus.Envelope {
-	return envOf(t, facts.KindDisks, "disks", at, facts.DisksData{Disks: ids})
+	return envOf(t, facts.Disks.Name(), "disks", at, facts.DisksData{Disks: ids})
 }
 
 // tickUntil ticks the engine every 15 s for d and returns the notices.
@@ -101,7 +101,7 @@ func TestDiskVanishedForgetIgnoreRestart(t *testing.T) {
 		t.Fatal("DiskVanished ended with the restart")
 	}
 	// By its by-id name, as a person may paste it.
-	observe(t, e, envOf(t, facts.KindDiskForget, "", now, facts.DiskForgetData{Serial: "ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003", By: "root"}), now)
+	observe(t, e, envOf(t, facts.DiskForget.Name(), "", now, facts.DiskForgetData{Serial: "ata-Samsung_SSD_860_EVO_1TB_S3Z9NB0K000003", By: "root"}), now)
 	if find(e, nameDiskVanished) != nil {
 		t.Error("still firing after forget-disk")
 	}
@@ -153,7 +153,7 @@ func TestZFSVersionMismatch(t *testing.T) {
 	for _, c := range cases {
 		v := parseTestdata(t, c.file, zfs.ParseVersionText)
 		e := newTestEngine()
-		observe(t, e, envOf(t, facts.KindZFSVersion, "zfs_version", t0, facts.ZFSVersionData{Userland: v.Userland, Kernel: v.Kernel, Source: "zfs version"}), t0)
+		observe(t, e, envOf(t, facts.ZFSVersion.Name(), "zfs_version", t0, facts.ZFSVersionData{Userland: v.Userland, Kernel: v.Kernel, Source: "zfs version"}), t0)
 		a := find(e, nameZFSVersionMismatch)
 		switch {
 		case c.summary == "" && a != nil:
@@ -166,7 +166,7 @@ func TestZFSVersionMismatch(t *testing.T) {
 	// reboot. (Derived: the module line of openzfs/zfs#18559 with the
 	// userland given a later revision of the same release.)
 	e := newTestEngine()
-	observe(t, e, envOf(t, facts.KindZFSVersion, "zfs_version", t0, facts.ZFSVersionData{Userland: "zfs-2.2.2-0ubuntu9.1", Kernel: "zfs-kmod-2.2.2-0ubuntu9"}), t0)
+	observe(t, e, envOf(t, facts.ZFSVersion.Name(), "zfs_version", t0, facts.ZFSVersionData{Userland: "zfs-2.2.2-0ubuntu9.1", Kernel: "zfs-kmod-2.2.2-0ubuntu9"}), t0)
 	if a := find(e, nameZFSVersionMismatch); a != nil {
 		t.Errorf("revision only: %s", a.Summary)
 	}

@@ -26,7 +26,7 @@ func hitachi() *disk.Identity {
 }
 
 func kernelEnv(t testing.TB, at time.Time, entries ...facts.KernelDiskLog) bus.Envelope {
-	return envOf(t, facts.KindKernelLog, "kernel_log", at, facts.KernelLogData{Source: "kmsg", Disks: entries})
+	return envOf(t, facts.KernelLog.Name(), "kernel_log", at, facts.KernelLogData{Source: "kmsg", Disks: entries})
 }
 
 func kernelEntry(id *disk.Identity, ref string, first, last time.Time, counts map[string]int) facts.KernelDiskLog {

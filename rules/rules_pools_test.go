@@ -30,11 +30,11 @@ func capturedImport(t testing.TB, file string) []zfs.ImportablePool {
 }
 
 func importEnv(t testing.TB, at time.Time, d facts.PoolImportData) bus.Envelope {
-	return envOf(t, facts.KindPoolImport, "zpool_import", at, d)
+	return envOf(t, facts.PoolImport.Name(), "zpool_import", at, d)
 }
 
 func forgetEnv(t testing.TB, pool string, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindPoolForget, "", at, facts.PoolForgetData{Pool: pool, By: "root"})
+	return envOf(t, facts.PoolForget.Name(), "", at, facts.PoolForgetData{Pool: pool, By: "root"})
 }
 
 // without drops one pool from a listing: what zpool status and zpool list

@@ -34,7 +34,7 @@ func slowPools(t *testing.T, n uint64) []*zfs.Pool {
 
 func eventEnv(t *testing.T, ev zfs.Event, at time.Time) bus.Envelope {
 	t.Helper()
-	return envOf(t, facts.KindZpoolEvent, "zpool_events", at, facts.EventData{Event: ev})
+	return envOf(t, facts.ZpoolEvent.Name(), "zpool_events", at, facts.EventData{Event: ev})
 }
 
 // Slow I/Os the counter held when zwatch first saw it are history; two

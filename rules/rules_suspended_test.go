@@ -23,15 +23,15 @@ func kstatEnv(t *testing.T, capture string, at time.Time) bus.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstat{}}
+	d := facts.PoolKstatData{Source: "procfs", Pools: []facts.PoolKstatState{}}
 	for _, e := range entries {
 		b, err := os.ReadFile(kstatDir + capture + "/" + e.Name() + "/state")
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Pools = append(d.Pools, facts.PoolKstat{Name: e.Name(), State: strings.TrimSpace(string(b))})
+		d.Pools = append(d.Pools, facts.PoolKstatState{Name: e.Name(), State: strings.TrimSpace(string(b))})
 	}
-	return envOf(t, facts.KindPoolKstat, "pool_kstat", at, d)
+	return envOf(t, facts.PoolKstat.Name(), "pool_kstat", at, d)
 }
 
 func capturedStatusEnv(t *testing.T, file string, at time.Time) bus.Envelope {
@@ -44,11 +44,11 @@ func capturedStatusEnv(t *testing.T, file string, at time.Time) bus.Envelope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return envOf(t, facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "json", Pools: pools})
+	return envOf(t, facts.ZpoolStatus.Name(), "zpool_status", at, facts.StatusData{Source: "json", Pools: pools})
 }
 
 func timeoutEnv(t *testing.T, coll, kind, target string, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorError{Collector: coll, Kind: kind, Target: target,
+	return envOf(t, facts.CollectorError.Name(), coll, at, facts.CollectorErrorData{Collector: coll, Kind: kind, Target: target,
 		Command: "zpool status -j --json-int -p -P", Message: "no answer within 30s; killed"})
 }
 
@@ -161,7 +161,7 @@ func TestSuspendedFromZpoolAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe(t, e2, envOf(t, facts.KindZpoolCapacity, "zpool_list", t0, facts.CapacityData{Pools: pl}), t0)
+	observe(t, e2, envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", t0, facts.CapacityData{Pools: pl}), t0)
 	if a := find(e2, namePoolSuspended); a == nil || a.Evidence["source"] != "zpool list" {
 		t.Errorf("from zpool list: %+v", a)
 	}
@@ -209,7 +209,7 @@ func TestSmartTimeoutPerDisk(t *testing.T) {
 	good := smartReport(t, "nvme-intel-660p-healthy.json")
 	for i := 0; i < 3; i++ {
 		now := t0.Add(time.Duration(i) * 30 * time.Minute)
-		observe(t, e, envOf(t, facts.KindCollectorError, "smart", now, facts.CollectorError{Collector: "smart", Kind: "timeout", Target: "/dev/sdb",
+		observe(t, e, envOf(t, facts.CollectorError.Name(), "smart", now, facts.CollectorErrorData{Collector: "smart", Kind: "timeout", Target: "/dev/sdb",
 			Command: "smartctl --json=c -a -n standby /dev/sdb", Message: "no answer within 30s; killed"}), now)
 		observe(t, e, smartEnv(t, good, now.Add(time.Second)), now.Add(time.Second))
 	}
@@ -235,7 +235,7 @@ func TestPoolStateFromListWhileStatusHangs(t *testing.T) {
 	e := newTestEngine()
 	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", t0), t0)
 	list := func(health string, at time.Time) {
-		observe(t, e, envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: []zfs.PoolList{{Name: "tank", Health: health, SizeBytes: 1 << 40}}}), at)
+		observe(t, e, envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", at, facts.CapacityData{Pools: []zfs.PoolList{{Name: "tank", Health: health, SizeBytes: 1 << 40}}}), at)
 	}
 	list("ONLINE", t0)
 	now := t0.Add(time.Minute)
@@ -259,7 +259,7 @@ func TestPoolStateFromListHandedToStatus(t *testing.T) {
 	e := newTestEngine()
 	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz1-gpt-label-online.txt", t0), t0)
 	list := func(health string, at time.Time) {
-		observe(t, e, envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: []zfs.PoolList{{Name: "tank", Health: health, SizeBytes: 1 << 40}}}), at)
+		observe(t, e, envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", at, facts.CapacityData{Pools: []zfs.PoolList{{Name: "tank", Health: health, SizeBytes: 1 << 40}}}), at)
 	}
 	now := t0.Add(time.Minute)
 	observe(t, e, timeoutEnv(t, "zpool_status", "timeout", "", now), now)
@@ -270,7 +270,7 @@ func TestPoolStateFromListHandedToStatus(t *testing.T) {
 	list("DEGRADED", now.Add(21*time.Second))
 	sameList(t, active(e, namePoolState), want)
 	observe(t, e, poolsEnv(t, []*zfs.Pool{}, now.Add(30*time.Second)), now.Add(30*time.Second))
-	observe(t, e, envOf(t, facts.KindZpoolCapacity, "zpool_list", now.Add(31*time.Second), facts.CapacityData{}), now.Add(31*time.Second))
+	observe(t, e, envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", now.Add(31*time.Second), facts.CapacityData{}), now.Add(31*time.Second))
 	sameList(t, active(e, namePoolState), want)
 	if a := find(e, namePoolState); a == nil || !strings.Contains(a.Summary, keptMark) {
 		t.Errorf("alert %+v, want it kept for the pool not imported", a)
@@ -331,7 +331,7 @@ func TestPoolSuspendedSkipsGroupWait(t *testing.T) {
 		}
 	}
 	observe(t, e, kstatEnv(t, "online", t0), t0)
-	observe(t, e, envOf(t, facts.KindZpoolStatus, "zpool_status", t0, facts.StatusData{Source: "json", Pools: pools}), t0)
+	observe(t, e, envOf(t, facts.ZpoolStatus.Name(), "zpool_status", t0, facts.StatusData{Source: "json", Pools: pools}), t0)
 	// The error counts wait errorsSettle for a state change to explain
 	// them; here none comes, so they page.
 	before := 0

@@ -13,7 +13,7 @@ import (
 // Heartbeats, collector errors and ARC readings are zwatch's own messages;
 // no captured ones exist, so they are built here as the daemon builds them.
 func heartbeat(t *testing.T, at time.Time, cs map[string]facts.CollectorHealth) bus.Envelope {
-	return envOf(t, facts.KindHeartbeat, "zwatch", at, facts.Heartbeat{Version: "test", Started: t0, Collectors: cs})
+	return envOf(t, facts.Heartbeat.Name(), "zwatch", at, facts.HeartbeatData{Version: "test", Started: t0, Collectors: cs})
 }
 
 func TestCollectorStaleAndHostSilent(t *testing.T) {
@@ -60,7 +60,7 @@ func TestCollectorStaleAndHostSilent(t *testing.T) {
 func TestCommandHangsAndBlindSpot(t *testing.T) {
 	e := newTestEngine()
 	errEnv := func(kind, coll string, at time.Time) bus.Envelope {
-		return envOf(t, facts.KindCollectorError, coll, at, facts.CollectorError{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
+		return envOf(t, facts.CollectorError.Name(), coll, at, facts.CollectorErrorData{Collector: coll, Kind: kind, Command: "zpool status -p", Message: "no answer within 30s; killed"})
 	}
 	for i := 1; i <= 3; i++ {
 		now := t0.Add(time.Duration(i) * time.Minute)
@@ -89,7 +89,7 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 func TestARCRules(t *testing.T) {
 	ratio := 0.5
 	e := newTestEngine(func(c *configRules) { c.ARC.MinHitRatio = 0.8; c.For = forZero("ARCHitRatio") })
-	arc := func(at time.Time, a zfs.ARC) { observe(t, e, envOf(t, facts.KindARC, "arc", at, a), at) }
+	arc := func(at time.Time, a zfs.ARC) { observe(t, e, envOf(t, facts.ARC.Name(), "arc", at, a), at) }
 	arc(t0, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &ratio, ThrottleDelta: 2, MemoryThrottleCount: 2})
 	sameList(t, active(e), []string{"ARCHitRatio warning", "ARCThrottle warning"})
 	good := 0.95

@@ -48,7 +48,7 @@ func (bb *batchBench) start(js jetstream.JetStream) (stop func()) {
 
 func (bb *batchBench) publish(host, kind string, data any, at time.Time) {
 	bb.t.Helper()
-	collector := map[string]string{facts.KindZpoolStatus: "zpool_status", facts.KindHeartbeat: "zwatch"}[kind]
+	collector := map[string]string{facts.ZpoolStatus.Name(): "zpool_status", facts.Heartbeat.Name(): "zwatch"}[kind]
 	msg, err := bus.Wrap(kind, host, collector, at, data)
 	if err != nil {
 		bb.t.Fatal(err)
@@ -61,14 +61,14 @@ func (bb *batchBench) publish(host, kind string, data any, at time.Time) {
 
 func (bb *batchBench) status(host, file string) {
 	bb.t.Helper()
-	bb.publish(host, facts.KindZpoolStatus, facts.StatusData{Source: "text", Pools: statusPools(bb.t, file)}, time.Now())
+	bb.publish(host, facts.ZpoolStatus.Name(), facts.StatusData{Source: "text", Pools: statusPools(bb.t, file)}, time.Now())
 }
 
 // heartbeats publishes n heartbeats of host, each a distinct fact.
 func (bb *batchBench) heartbeats(host string, n int) {
 	bb.t.Helper()
 	for i := range n {
-		bb.publish(host, facts.KindHeartbeat, facts.Heartbeat{Version: fmt.Sprintf("batch-%d", i)}, time.Now())
+		bb.publish(host, facts.Heartbeat.Name(), facts.HeartbeatData{Version: fmt.Sprintf("batch-%d", i)}, time.Now())
 	}
 }
 

@@ -90,11 +90,11 @@ func (r *silenceRig) restart() {
 // engine applied it, and a tick more.
 func (r *silenceRig) publish(pools []*zfs.Pool) {
 	r.t.Helper()
-	msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(), facts.StatusData{Source: "text", Pools: pools})
+	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", time.Now(), facts.StatusData{Source: "text", Pools: pools})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.b.Publish(r.ctx, bus.Subject(testHost, facts.KindZpoolStatus), msg); err != nil {
+	if err := r.b.Publish(r.ctx, bus.Subject(testHost, facts.ZpoolStatus.Name()), msg); err != nil {
 		r.t.Fatal(err)
 	}
 	waitUntil(r.t, 15*time.Second, "fact applied", func() bool {

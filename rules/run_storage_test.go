@@ -62,12 +62,12 @@ func TestRunDeliversDirectlyWhileTheOutboxIsDown(t *testing.T) {
 		}
 	}()
 
-	msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(),
+	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", time.Now(),
 		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Publish(ctx, bus.Subject(testHost, facts.KindZpoolStatus), msg); err != nil {
+	if err := b.Publish(ctx, bus.Subject(testHost, facts.ZpoolStatus.Name()), msg); err != nil {
 		t.Fatal(err)
 	}
 	var page alert.Notification

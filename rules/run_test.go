@@ -22,19 +22,19 @@ func TestRunEndToEnd(t *testing.T) {
 	defer cancel()
 	b := openTestBus(ctx, t)
 
-	msg, err := bus.Wrap(facts.KindZpoolStatus, testHost, "zpool_status", time.Now(),
+	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", time.Now(),
 		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A forgery first: a message on this host's subject claiming to be
 	// another host is dropped, not believed.
-	forged, _ := bus.Wrap(facts.KindZpoolStatus, "nas2", "zpool_status", time.Now(),
+	forged, _ := bus.Wrap(facts.ZpoolStatus.Name(), "nas2", "zpool_status", time.Now(),
 		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
-	if err := b.Publish(ctx, bus.Subject(testHost, facts.KindZpoolStatus), forged); err != nil {
+	if err := b.Publish(ctx, bus.Subject(testHost, facts.ZpoolStatus.Name()), forged); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Publish(ctx, bus.Subject(testHost, facts.KindZpoolStatus), msg); err != nil {
+	if err := b.Publish(ctx, bus.Subject(testHost, facts.ZpoolStatus.Name()), msg); err != nil {
 		t.Fatal(err)
 	}
 

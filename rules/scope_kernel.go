@@ -176,11 +176,8 @@ func (kernelEval) scope() Scope { return ScopeKernel }
 
 // observeKernelLog folds a kernel.log fact into the host's kernel history
 // and judges it. Records of the gone kind are DiskVanished's, not these rules'.
-func observeKernelLog(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.Time) error {
-	var d facts.KernelLogData
-	if err := decode(env, &d); err != nil {
-		return err
-	}
+func observeKernelLog(o observation, env bus.Envelope, d *facts.KernelLogData) error {
+	e, h, now := o.e, o.h, o.now
 	if d.Lost > 0 || d.Dropped > 0 {
 		e.log.Debug("kernel log records not counted", "host", env.Host, "lost", d.Lost, "dropped", d.Dropped, "source", d.Source)
 	}

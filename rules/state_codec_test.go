@@ -127,8 +127,8 @@ func TestBookkeepingFactsAreAckedWithoutASave(t *testing.T) {
 	}
 	publish := func(at time.Time) {
 		t.Helper()
-		send(facts.KindZpoolStatus, "zpool_status", at, facts.StatusData{Source: "text", Pools: pools})
-		send(facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: full})
+		send(facts.ZpoolStatus.Name(), "zpool_status", at, facts.StatusData{Source: "text", Pools: pools})
+		send(facts.ZpoolCapacity.Name(), "zpool_list", at, facts.CapacityData{Pools: full})
 	}
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0

@@ -38,7 +38,7 @@ func scrubbedSlowPools(t *testing.T, n uint64) []*zfs.Pool {
 // heartbeatEnv is zwatch's heartbeat with the intervals of the polled
 // collectors of stateScenario.
 func heartbeatEnv(t *testing.T, at time.Time) bus.Envelope {
-	return envOf(t, facts.KindHeartbeat, "zwatch", at, facts.Heartbeat{Version: "41d2458", Started: t0,
+	return envOf(t, facts.Heartbeat.Name(), "zwatch", at, facts.HeartbeatData{Version: "41d2458", Started: t0,
 		Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute}, "pool_kstat": {Interval: 10 * time.Second}}})
 }
 
@@ -68,20 +68,20 @@ func stateScenario(t *testing.T, e *Engine) {
 		poolsEnv(t, scrubbedSlowPools(t, 40), at),
 		capEnv(t, capturedList(t, "d1-scrubbed.zpool-list-Hp.txt"), nil, at),
 		inventoryEnv(t, at, vaultDisk, spareDisk),
-		envOf(t, facts.KindZFSVersion, "zfs_version", at, facts.ZFSVersionData{Userland: version.Userland, Kernel: version.Kernel, Source: "zfs version"}),
+		envOf(t, facts.ZFSVersion.Name(), "zfs_version", at, facts.ZFSVersionData{Userland: version.Userland, Kernel: version.Kernel, Source: "zfs version"}),
 		timeoutEnv(t, "smart", "timeout", "/dev/sdb", at),
 		timeoutEnv(t, "zpool_list", "timeout", "", at),
 	)
 	step(time.Minute,
 		poolsEnv(t, scrubbedSlowPools(t, 43), at),
-		envOf(t, facts.KindZpoolCapacity, "zpool_list", at, facts.CapacityData{Pools: capturedList(t, "d1-scrubbed.zpool-list-Hp.txt")}),
+		envOf(t, facts.ZpoolCapacity.Name(), "zpool_list", at, facts.CapacityData{Pools: capturedList(t, "d1-scrubbed.zpool-list-Hp.txt")}),
 		timeoutEnv(t, "smart", "timeout", "/dev/sdb", at),
 		kernelEnv(t, at, kernelEntry(hitachi(), "usb 2-1", at.Add(-time.Minute), at, map[string]int{"link_reset": 14})),
 	)
 	step(10*time.Minute,
 		poolsEnv(t, scrubbedSlowPools(t, 51), at),
 		timeoutEnv(t, "smart", "timeout", "/dev/sdb", at),
-		envOf(t, facts.KindARC, "arc", at, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &throttled, ThrottleDelta: 2, MemoryThrottleCount: 2}),
+		envOf(t, facts.ARC.Name(), "arc", at, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &throttled, ThrottleDelta: 2, MemoryThrottleCount: 2}),
 	)
 	step(time.Minute,
 		eventEnv(t, deadmanAt(at, 330*time.Second), at),

@@ -83,8 +83,8 @@ func sameAgain(t *testing.T, at time.Time) []bus.Envelope {
 		poolsEnv(t, scrubbedSlowPools(t, 51), at),
 		capEnv(t, capturedList(t, "d1-scrubbed.zpool-list-Hp.txt"), nil, at),
 		inventoryEnv(t, at, vaultDisk),
-		envOf(t, facts.KindZFSVersion, "zfs_version", at, facts.ZFSVersionData{Userland: "zfs-2.2.6-1", Kernel: "zfs-kmod-2.2.4-1", Source: "zfs version"}),
-		envOf(t, facts.KindARC, "arc", at, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &calm, MemoryThrottleCount: 2}),
+		envOf(t, facts.ZFSVersion.Name(), "zfs_version", at, facts.ZFSVersionData{Userland: "zfs-2.2.6-1", Kernel: "zfs-kmod-2.2.4-1", Source: "zfs version"}),
+		envOf(t, facts.ARC.Name(), "arc", at, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &calm, MemoryThrottleCount: 2}),
 		timeoutEnv(t, "smart", "timeout", "/dev/sdb", at),
 		kernelEnv(t, at),
 	}

@@ -118,11 +118,11 @@ func TestCheckFromDaemonBus(t *testing.T) {
 		t.Fatalf("no heartbeat yet: %s - %s", po.State, po.Text)
 	}
 
-	msg, err := bus.Wrap(facts.KindHeartbeat, "srv1", "zwatch", time.Now(), facts.Heartbeat{Version: "test", Started: time.Now()})
+	msg, err := bus.Wrap(facts.Heartbeat.Name(), "srv1", "zwatch", time.Now(), facts.HeartbeatData{Version: "test", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Publish(ctx, bus.Subject("srv1", facts.KindHeartbeat), msg); err != nil {
+	if err := srv.Publish(ctx, bus.Subject("srv1", facts.Heartbeat.Name()), msg); err != nil {
 		t.Fatal(err)
 	}
 	po, r = checkRun(t, cfgText, checkOptions{fromDaemon: true, timeout: "20"})

@@ -183,15 +183,15 @@ func (p *capturePublisher) Publish(_ context.Context, kind, collector string, da
 // collectorError publishes a collector's failure as the daemon's loop does
 // (collectors.Loop).
 func (p *capturePublisher) collectorError(name string, err error) {
-	_ = p.Publish(context.Background(), facts.KindCollectorError, name, collectors.ErrorFor(name, "", err))
+	_ = p.Publish(context.Background(), facts.CollectorError.Name(), name, collectors.ErrorFor(name, "", err))
 }
 
 // smartErrors are the disks smartctl could not read.
-func (p *capturePublisher) smartErrors() []facts.CollectorError {
-	var out []facts.CollectorError
+func (p *capturePublisher) smartErrors() []facts.CollectorErrorData {
+	var out []facts.CollectorErrorData
 	for _, env := range p.envs {
-		var ce facts.CollectorError
-		if env.Schema == bus.Schema(facts.KindCollectorError) && env.Collector == collectors.SmartCollectorName &&
+		var ce facts.CollectorErrorData
+		if env.Schema == facts.CollectorError.Schema() && env.Collector == collectors.SmartCollectorName &&
 			json.Unmarshal(env.Data, &ce) == nil && ce.Target != "" {
 			out = append(out, ce)
 		}
@@ -207,8 +207,8 @@ func (p *capturePublisher) hungCommand(err error, fallback string) string {
 		// A collector that handles its commands' errors itself (smartctl,
 		// per disk) published the one cut short last.
 		for i := len(p.envs) - 1; i >= 0; i-- {
-			var ce facts.CollectorError
-			if env := p.envs[i]; env.Schema == bus.Schema(facts.KindCollectorError) && json.Unmarshal(env.Data, &ce) == nil && ce.Kind == execx.KindTimeout {
+			var ce facts.CollectorErrorData
+			if env := p.envs[i]; env.Schema == facts.CollectorError.Schema() && json.Unmarshal(env.Data, &ce) == nil && ce.Kind == execx.KindTimeout {
 				return shortCommand(ce.Command, fallback)
 			}
 		}

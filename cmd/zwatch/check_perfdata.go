@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"path"
 	"sort"
 	"time"
@@ -28,29 +26,13 @@ type checkFacts struct {
 func readFacts(envs []bus.Envelope) (checkFacts, error) {
 	var f checkFacts
 	byDisk := map[string]*smart.Report{}
+	reads := checkHandlers(byDisk)
 	for _, env := range envs {
-		var err error
-		switch env.Schema {
-		case bus.Schema(facts.KindZpoolStatus):
-			var d statusWithoutFiles
-			err = json.Unmarshal(env.Data, &d)
-			f.status = &facts.StatusData{Source: d.Source}
-			for _, p := range d.Pools {
-				if p.Pool != nil {
-					f.status.Pools = append(f.status.Pools, p.Pool)
-				}
+		kind, _ := facts.KindOfSchema(env.Schema)
+		if h, ok := reads.Lookup(kind); ok {
+			if err := h.Handle(&f, env); err != nil {
+				return f, err
 			}
-		case bus.Schema(facts.KindZpoolCapacity):
-			var d facts.CapacityData
-			err = json.Unmarshal(env.Data, &d)
-			f.capacity = &d
-		case bus.Schema(facts.KindSmart):
-			var r smart.Report
-			err = json.Unmarshal(env.Data, &r)
-			byDisk[diskName(&r)] = &r
-		}
-		if err != nil {
-			return f, fmt.Errorf("decode %s from %s: %w", env.Schema, env.Collector, err)
 		}
 	}
 	for _, r := range byDisk {
@@ -58,6 +40,30 @@ func readFacts(envs []bus.Envelope) (checkFacts, error) {
 	}
 	sort.Slice(f.disks, func(i, j int) bool { return diskName(f.disks[i]) < diskName(f.disks[j]) })
 	return f, nil
+}
+
+// checkHandlers are the kinds of fact the check measures; SMART reports go
+// to byDisk, the newest of each disk last.
+func checkHandlers(byDisk map[string]*smart.Report) *facts.Handlers[*checkFacts] {
+	var hs facts.Handlers[*checkFacts]
+	facts.OnPart(&hs, facts.ZpoolStatus, func(f *checkFacts, _ bus.Envelope, d *statusWithoutFiles) error {
+		f.status = &facts.StatusData{Source: d.Source}
+		for _, p := range d.Pools {
+			if p.Pool != nil {
+				f.status.Pools = append(f.status.Pools, p.Pool)
+			}
+		}
+		return nil
+	})
+	facts.On(&hs, facts.ZpoolCapacity, func(f *checkFacts, _ bus.Envelope, d *facts.CapacityData) error {
+		f.capacity = d
+		return nil
+	})
+	facts.On(&hs, facts.Smart, func(_ *checkFacts, _ bus.Envelope, r *smart.Report) error {
+		byDisk[diskName(r)] = r
+		return nil
+	})
+	return &hs
 }
 
 // statusWithoutFiles is a zpool.status fact read without the files its

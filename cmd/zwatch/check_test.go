@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/rules"
 )
 
@@ -284,5 +285,13 @@ func TestCheckInputThatBlocks(t *testing.T) {
 	// Let the read that is still waiting end.
 	if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 		w.Close()
+	}
+}
+
+// The check reads a status without its files: the view must stay part of
+// the status fact, or a renamed field would leave the check blind.
+func TestStatusWithoutFilesIsPartOfTheStatus(t *testing.T) {
+	if err := facts.CheckPart[statusWithoutFiles, facts.StatusData](); err != nil {
+		t.Error(err)
 	}
 }

@@ -88,7 +88,7 @@ type diskRow struct {
 
 // liveDisks reads every disk once with the SMART collector's reader and
 // joins its reports with the pools' vdev trees.
-func liveDisks(ctx context.Context, g *globals) ([]diskRow, []facts.CollectorError, error) {
+func liveDisks(ctx context.Context, g *globals) ([]diskRow, []facts.CollectorErrorData, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return nil, nil, err

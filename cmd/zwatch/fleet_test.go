@@ -97,8 +97,8 @@ func TestFleetAddHost(t *testing.T) {
 		}
 	}
 	defer a.Close()
-	msg, _ := bus.Wrap(facts.KindHeartbeat, ac.Host, "zwatch", time.Now(), facts.Heartbeat{Version: "test", Started: time.Now()})
-	if err := a.Publish(ctx, bus.Subject(ac.Host, facts.KindHeartbeat), msg); err != nil {
+	msg, _ := bus.Wrap(facts.Heartbeat.Name(), ac.Host, "zwatch", time.Now(), facts.HeartbeatData{Version: "test", Started: time.Now()})
+	if err := a.Publish(ctx, bus.Subject(ac.Host, facts.Heartbeat.Name()), msg); err != nil {
 		t.Fatalf("agent publish: %v", err)
 	}
 

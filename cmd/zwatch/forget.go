@@ -38,7 +38,7 @@ server).`,
 			if err := validPoolName(pool); err != nil {
 				return withCode(exitUsage, err)
 			}
-			host, err := publishForget(cmd, g, host, facts.KindPoolForget, "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()})
+			host, err := publishForget(cmd, g, host, facts.PoolForget.Name(), "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()})
 			if err != nil {
 				return fmt.Errorf("forget pool %s: %w", pool, err)
 			}

@@ -31,7 +31,7 @@ func TestForgetDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx, bus.Subject("nas1", facts.KindDiskForget))
+	m, err := s.GetLastMsgForSubject(ctx, bus.Subject("nas1", facts.DiskForget.Name()))
 	if err != nil {
 		t.Fatalf("no disk.forget fact: %v", err)
 	}

@@ -42,7 +42,7 @@ func lastForget(t *testing.T, ctx context.Context, b *bus.Bus, host string) fact
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx, bus.Subject(host, facts.KindPoolForget))
+	m, err := s.GetLastMsgForSubject(ctx, bus.Subject(host, facts.PoolForget.Name()))
 	if err != nil {
 		t.Fatalf("no forget fact for %s: %v", host, err)
 	}
@@ -111,7 +111,7 @@ func TestForgetPool(t *testing.T) {
 	}
 	s, _ := b.JS.Stream(ctx, bus.StreamFacts)
 	n := 0
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.Subject("nas1", facts.KindPoolForget)}})
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.Subject("nas1", facts.PoolForget.Name())}})
 	if err != nil {
 		t.Fatal(err)
 	}

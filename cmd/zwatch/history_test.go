@@ -75,8 +75,8 @@ func TestHistoryExport(t *testing.T) {
 		temp := 30 + k
 		report.TemperatureC = &temp
 		for subject, data := range map[string]any{
-			bus.Subject("nas1", facts.KindSmart, report.Serial): report,
-			bus.Subject("nas1", facts.KindZpoolCapacity):        facts.CapacityData{Pools: lists},
+			bus.Subject("nas1", facts.Smart.Name(), report.Serial): report,
+			bus.Subject("nas1", facts.ZpoolCapacity.Name()):        facts.CapacityData{Pools: lists},
 		} {
 			kind, _, _ := strings.Cut(strings.TrimPrefix(subject, "zwatch.v1.nas1."), "."+bus.Token(report.Serial))
 			msg, err := bus.Wrap(kind, "nas1", "test", at, data)

@@ -34,11 +34,11 @@ func fireOffline(t *testing.T, ctx context.Context, b *bus.Bus) []alert.Alert {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := bus.Wrap(facts.KindZpoolStatus, "nas1", "zpool_status", time.Now(), facts.StatusData{Source: "json", Pools: pools})
+	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), "nas1", "zpool_status", time.Now(), facts.StatusData{Source: "json", Pools: pools})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := bus.Decode(msg, facts.KindZpoolStatus, nil)
+	env, err := bus.Decode(msg, facts.ZpoolStatus.Name(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func judgeDatasets(c *config.Config, ds facts.DatasetsData, snaps facts.Snapshot
 	for _, f := range []struct {
 		kind, collector string
 		data            any
-	}{{facts.KindDatasets, "datasets", ds}, {facts.KindSnapshots, "snapshots", snaps}} {
+	}{{facts.Datasets.Name(), "datasets", ds}, {facts.Snapshots.Name(), "snapshots", snaps}} {
 		raw, err := json.Marshal(f.data)
 		if err != nil {
 			return nil, err

@@ -21,10 +21,10 @@ func BenchmarkIngest(b *testing.B) {
 	w := sim.w
 	list := facts.CapacityData{Pools: sim.lists}
 	b.Run("capacity-skipped", func(b *testing.B) {
-		env := wrap(b, facts.KindZpoolCapacity, "nas1", time.Unix(simStart, 0), list)
-		subject := factSubject("nas1", facts.KindZpoolCapacity)
+		env := wrap(b, facts.ZpoolCapacity.Name(), "nas1", time.Unix(simStart, 0), list)
+		subject := factSubject("nas1", facts.ZpoolCapacity.Name())
 		w.ingest(ctx, subject, env)
-		next := wrap(b, facts.KindZpoolCapacity, "nas1", time.Unix(simStart+10, 0), list)
+		next := wrap(b, facts.ZpoolCapacity.Name(), "nas1", time.Unix(simStart+10, 0), list)
 		b.ResetTimer()
 		for b.Loop() {
 			w.ingest(ctx, subject, next)
@@ -33,13 +33,13 @@ func BenchmarkIngest(b *testing.B) {
 	r := sim.disks[0]
 	smartNext, statusNext := simStart, simStart
 	b.Run("smart-stored", func(b *testing.B) {
-		benchStored(b, w, factSubject("nas1", facts.KindSmart, r.Serial), smartEvery, &smartNext, func(at time.Time) []byte {
-			return wrap(b, facts.KindSmart, "nas1", at, r)
+		benchStored(b, w, factSubject("nas1", facts.Smart.Name(), r.Serial), smartEvery, &smartNext, func(at time.Time) []byte {
+			return wrap(b, facts.Smart.Name(), "nas1", at, r)
 		})
 	})
 	b.Run("status-stored", func(b *testing.B) {
-		benchStored(b, w, factSubject("nas1", facts.KindZpoolStatus), 300, &statusNext, func(at time.Time) []byte {
-			return wrap(b, facts.KindZpoolStatus, "nas1", at, facts.StatusData{Source: "json", Pools: sim.status})
+		benchStored(b, w, factSubject("nas1", facts.ZpoolStatus.Name()), 300, &statusNext, func(at time.Time) []byte {
+			return wrap(b, facts.ZpoolStatus.Name(), "nas1", at, facts.StatusData{Source: "json", Pools: sim.status})
 		})
 	})
 }

@@ -65,9 +65,9 @@ func publishReadings(t *testing.T, b *bus.Bus, t0 int64, from, to int, status *z
 			subject string
 			data    []byte
 		}{
-			{factSubject("nas1", facts.KindSmart, r.Serial), wrap(t, facts.KindSmart, "nas1", at, r)},
-			{factSubject("nas1", facts.KindZpoolCapacity), wrap(t, facts.KindZpoolCapacity, "nas1", at, facts.CapacityData{Pools: lists})},
-			{factSubject("nas1", facts.KindZpoolStatus), wrap(t, facts.KindZpoolStatus, "nas1", at, facts.StatusData{Source: "json", Pools: []*zfs.Pool{status}})},
+			{factSubject("nas1", facts.Smart.Name(), r.Serial), wrap(t, facts.Smart.Name(), "nas1", at, r)},
+			{factSubject("nas1", facts.ZpoolCapacity.Name()), wrap(t, facts.ZpoolCapacity.Name(), "nas1", at, facts.CapacityData{Pools: lists})},
+			{factSubject("nas1", facts.ZpoolStatus.Name()), wrap(t, facts.ZpoolStatus.Name(), "nas1", at, facts.StatusData{Source: "json", Pools: []*zfs.Pool{status}})},
 		}
 		for _, p := range pubs {
 			if err := b.Publish(ctx, p.subject, p.data); err != nil {

@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,7 +30,9 @@ type writer struct {
 	sources map[string]*sourceState
 	// gates are the raw slot last taken per fact subject: a fact in a
 	// slot already taken is skipped before its data is decoded.
-	gates   map[string]int64
+	gates map[string]int64
+	// reads are the kinds of fact the writer reads (factHandlers).
+	reads   *facts.Handlers[factIn]
 	scans   scanDedupe
 	alerts  alertDedupe
 	pending []jetstream.PubAckFuture
@@ -58,14 +59,35 @@ func newWriter(s *Store) *writer {
 	return &writer{
 		s: s, log: s.log, interval: int64(s.cfg.RawInterval.D() / time.Second),
 		sources: map[string]*sourceState{}, gates: map[string]int64{},
-		scans: newScanDedupe(), alerts: newAlertDedupe(),
+		reads: factHandlers(), scans: newScanDedupe(), alerts: newAlertDedupe(),
 	}
 }
 
 // factSubjects are the facts the history reads.
 func factSubjects() []string {
-	p := "zwatch." + bus.Version + ".*."
-	return []string{p + facts.KindZpoolCapacity, p + facts.KindZpoolStatus, p + facts.KindSmart + ".>"}
+	var out []string
+	for _, k := range factHandlers().Kinds() {
+		out = append(out, k.Filter("*"))
+	}
+	return out
+}
+
+// factIn is one fact the writer takes in: the handlers' context.
+type factIn struct {
+	w         *writer
+	ctx       context.Context
+	subject   string
+	hostToken string
+}
+
+// factHandlers are the kinds of fact the history reads and what it keeps
+// of each. A SMART report is read only in the part the series need.
+func factHandlers() *facts.Handlers[factIn] {
+	var hs facts.Handlers[factIn]
+	facts.On(&hs, facts.ZpoolCapacity, capacityFact)
+	facts.On(&hs, facts.ZpoolStatus, statusFact)
+	facts.OnPart(&hs, facts.Smart, smartFact)
+	return &hs
 }
 
 // ingest takes one message of the facts or the alerts stream.
@@ -74,59 +96,15 @@ func (w *writer) ingest(ctx context.Context, subject string, data []byte) {
 		w.notification(ctx, subject, data)
 		return
 	}
-	hostToken, kind, ok := facts.KindOfSubject(subject)
-	if !ok || (kind != facts.KindZpoolCapacity && kind != facts.KindZpoolStatus && kind != facts.KindSmart) {
+	h, hostToken, ok := w.reads.ForSubject(subject)
+	if !ok {
 		return
 	}
 	if t, ok := peekCollectedAt(data); ok && t.Unix()/w.interval <= w.gates[subject] {
 		return
 	}
-	var env factEnvelope
-	var capData facts.CapacityData
-	var statusData facts.StatusData
-	var report smartReading
-	switch kind {
-	case facts.KindZpoolCapacity:
-		env.Data = &capData
-	case facts.KindZpoolStatus:
-		env.Data = &statusData
-	default:
-		env.Data = &report
-	}
-	if err := env.decode(data, kind); err != nil {
+	if err := h.HandleMsg(factIn{w: w, ctx: ctx, subject: subject, hostToken: hostToken}, data); err != nil {
 		w.log.Debug("history skips a fact it cannot read", "subject", subject, "err", err)
-		return
-	}
-	slot := env.CollectedAt.Unix() / w.interval
-	if slot <= w.gates[subject] {
-		return
-	}
-	w.gates[subject] = slot
-	if bus.Token(env.Host) != hostToken {
-		w.log.Debug("history skips a fact whose host is not its subject's", "subject", subject, "host", env.Host)
-		return
-	}
-	t := env.CollectedAt.Unix()
-	switch kind {
-	case facts.KindZpoolCapacity:
-		for _, p := range capData.Pools {
-			if p.Name == "" {
-				continue
-			}
-			w.sample(ctx, env.Host, Source(SourcePool, p.Name), kind, t, capacityValues(p))
-		}
-	case facts.KindZpoolStatus:
-		for _, p := range statusData.Pools {
-			if p == nil || p.Name == "" {
-				continue
-			}
-			w.scanEvent(ctx, env.Host, p)
-			w.sample(ctx, env.Host, Source(SourcePool, p.Name), kind, t, statusValues(p))
-		}
-	default:
-		if v := diskValues(&report); report.Serial != "" && len(v) > 0 {
-			w.sample(ctx, env.Host, Source(SourceDisk, report.Serial), kind, t, v)
-		}
 	}
 }
 
@@ -136,21 +114,57 @@ func isAlertSubject(subject string) bool {
 	return strings.Count(subject, ".") == 3 && strings.HasSuffix(subject, "."+bus.KindAlert)
 }
 
-// factEnvelope is a bus.Envelope decoded in one pass, its data straight
-// into the payload type.
-type factEnvelope struct {
-	Schema      string    `json:"schema"`
-	Host        string    `json:"host"`
-	CollectedAt time.Time `json:"collected_at"`
-	Data        any       `json:"data"`
+// admit takes the raw slot of a fact's subject and checks the fact is
+// about the host its subject names; false: the fact is skipped.
+func (in factIn) admit(env bus.Envelope) bool {
+	w := in.w
+	slot := env.CollectedAt.Unix() / w.interval
+	if slot <= w.gates[in.subject] {
+		return false
+	}
+	w.gates[in.subject] = slot
+	if bus.Token(env.Host) != in.hostToken {
+		w.log.Debug("history skips a fact whose host is not its subject's", "subject", in.subject, "host", env.Host)
+		return false
+	}
+	return true
 }
 
-func (e *factEnvelope) decode(data []byte, kind string) error {
-	if err := json.Unmarshal(data, e); err != nil {
-		return fmt.Errorf("decode %s fact: %w", kind, err)
+func capacityFact(in factIn, env bus.Envelope, d *facts.CapacityData) error {
+	if !in.admit(env) {
+		return nil
 	}
-	if want := bus.Schema(kind); e.Schema != want {
-		return fmt.Errorf("schema %q, want %q", e.Schema, want)
+	t := env.CollectedAt.Unix()
+	for _, p := range d.Pools {
+		if p.Name == "" {
+			continue
+		}
+		in.w.sample(in.ctx, env.Host, Source(SourcePool, p.Name), facts.ZpoolCapacity.Name(), t, capacityValues(p))
+	}
+	return nil
+}
+
+func statusFact(in factIn, env bus.Envelope, d *facts.StatusData) error {
+	if !in.admit(env) {
+		return nil
+	}
+	t := env.CollectedAt.Unix()
+	for _, p := range d.Pools {
+		if p == nil || p.Name == "" {
+			continue
+		}
+		in.w.scanEvent(in.ctx, env.Host, p)
+		in.w.sample(in.ctx, env.Host, Source(SourcePool, p.Name), facts.ZpoolStatus.Name(), t, statusValues(p))
+	}
+	return nil
+}
+
+func smartFact(in factIn, env bus.Envelope, r *smartReading) error {
+	if !in.admit(env) {
+		return nil
+	}
+	if v := diskValues(r); r.Serial != "" && len(v) > 0 {
+		in.w.sample(in.ctx, env.Host, Source(SourceDisk, r.Serial), facts.Smart.Name(), env.CollectedAt.Unix(), v)
 	}
 	return nil
 }
@@ -190,7 +204,7 @@ func (w *writer) sample(ctx context.Context, host, source, kind string, t int64,
 	// A pool's point joins its capacity (zpool list, every 10 s) and its
 	// errors (zpool status, every minute): a status that comes first after
 	// a start leaves the slot to the capacity just behind it, once.
-	if kind == facts.KindZpoolStatus && st.latest[facts.KindZpoolCapacity] == nil && !st.waitedCapacity {
+	if kind == facts.ZpoolStatus.Name() && st.latest[facts.ZpoolCapacity.Name()] == nil && !st.waitedCapacity {
 		st.waitedCapacity = true
 		return
 	}

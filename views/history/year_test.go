@@ -170,9 +170,9 @@ func (sim *simulation) capacity(t int64) fact {
 			l.CapacityPct = math.Round(float64(l.AllocBytes)*10000/float64(l.SizeBytes)) / 100
 			pools[p] = l
 		}
-		return wrap(sim.t, facts.KindZpoolCapacity, sim.host, time.Unix(t, 0), facts.CapacityData{Pools: pools})
+		return wrap(sim.t, facts.ZpoolCapacity.Name(), sim.host, time.Unix(t, 0), facts.CapacityData{Pools: pools})
 	})
-	return fact{factSubject(sim.host, facts.KindZpoolCapacity), env}
+	return fact{factSubject(sim.host, facts.ZpoolCapacity.Name()), env}
 }
 
 func (sim *simulation) statusFact(t int64) fact {
@@ -186,16 +186,16 @@ func (sim *simulation) statusFact(t int64) fact {
 			start := end.Add(-42 * time.Second)
 			p.Scan.Function, p.Scan.State, p.Scan.Start, p.Scan.End = zfs.ScanScrub, zfs.ScanStateFinished, &start, end
 		}
-		return wrap(sim.t, facts.KindZpoolStatus, sim.host, time.Unix(t, 0), facts.StatusData{Source: "json", Pools: sim.status})
+		return wrap(sim.t, facts.ZpoolStatus.Name(), sim.host, time.Unix(t, 0), facts.StatusData{Source: "json", Pools: sim.status})
 	})
-	return fact{factSubject(sim.host, facts.KindZpoolStatus), env}
+	return fact{factSubject(sim.host, facts.ZpoolStatus.Name()), env}
 }
 
 func (sim *simulation) smartFact(i int, t int64) fact {
 	r := sim.disks[i]
 	r.TemperatureC = ptr(simTemp(i, t))
 	r.PowerOnHours = ptr(uint64(10000 + (t-simStart)/3600))
-	return fact{factSubject(sim.host, facts.KindSmart, r.Serial), wrap(sim.t, facts.KindSmart, sim.host, time.Unix(t, 0), r)}
+	return fact{factSubject(sim.host, facts.Smart.Name(), r.Serial), wrap(sim.t, facts.Smart.Name(), sim.host, time.Unix(t, 0), r)}
 }
 
 // notify sends a notification through the writer as the alerts stream

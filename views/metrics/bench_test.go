@@ -40,7 +40,7 @@ func BenchmarkScrape24Disks3Pools(b *testing.B) {
 				b.Fatal(err)
 			}
 			rep.Serial = fmt.Sprintf("%s-%d", rep.Serial, i)
-			if err := pub.Publish(ctx, facts.KindSmart, "smart", rep, rep.Serial); err != nil {
+			if err := pub.Publish(ctx, facts.Smart.Name(), "smart", rep, rep.Serial); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
@@ -38,13 +37,15 @@ type Reader struct {
 	channels    []channelRef
 	// current keeps the rule state between requests (rules.CurrentCache).
 	current rules.CurrentCache
+	// reads are the kinds of fact a host's view reads, and where each goes.
+	reads *facts.Handlers[*lastFacts]
 }
 
 type channelRef struct{ name, typ string }
 
 // New returns a reader of b for the config's host, channels and watcher rules.
 func New(b *bus.Bus, cfg *config.Config) *Reader {
-	r := &Reader{b: b, host: cfg.Host, silentAfter: cfg.Rules.Watcher.SilentAfter.D()}
+	r := &Reader{b: b, host: cfg.Host, silentAfter: cfg.Rules.Watcher.SilentAfter.D(), reads: lastFactsHandlers()}
 	if cfg.Notify.Console {
 		r.channels = append(r.channels, channelRef{notifiers.TypeConsole, notifiers.TypeConsole})
 	}
@@ -229,7 +230,7 @@ func (r *Reader) silent(last *time.Time, now time.Time) bool {
 type lastFacts struct {
 	subjects    int
 	hostName    string
-	heartbeat   *facts.Heartbeat
+	heartbeat   *facts.HeartbeatData
 	heartbeatAt time.Time
 	status      *facts.StatusData
 	statusAt    time.Time
@@ -248,16 +249,13 @@ type smartAt struct {
 
 func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error) {
 	var lf lastFacts
-	prefix := "zwatch." + bus.Version + "." + token + "."
-	subjects := []string{prefix + facts.KindSmart + ".>"}
-	for _, k := range []string{facts.KindHeartbeat, facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindARC, facts.KindDisks} {
-		subjects = append(subjects, prefix+k)
-	}
-	for i, s := range subjects {
-		var err error
-		if subjects[i], err = r.b.FactFilter(ctx, s); err != nil {
+	var subjects []string
+	for _, k := range r.reads.Kinds() {
+		s, err := r.b.FactFilter(ctx, k.Filter(token))
+		if err != nil {
 			return lf, fmt.Errorf("facts of %s: %w", token, err)
 		}
+		subjects = append(subjects, s)
 	}
 	msgs, err := bus.LastMsgs(ctx, r.b.JS, bus.StreamFacts, subjects)
 	if err != nil {
@@ -265,8 +263,8 @@ func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error)
 	}
 	disks := 0
 	for _, m := range msgs {
-		kind := strings.TrimPrefix(bus.Canonical(m.Subject), prefix)
-		if strings.HasPrefix(kind, facts.KindSmart+".") {
+		read, _, known := r.reads.ForSubject(m.Subject)
+		if known && read.Kind() == facts.Smart {
 			if disks++; disks > maxDisksPerHost {
 				continue
 			}
@@ -279,45 +277,42 @@ func (r *Reader) lastFacts(ctx context.Context, token string) (lastFacts, error)
 		if env.Host != "" {
 			lf.hostName = env.Host
 		}
-		lf.apply(kind, env)
+		// A payload the page cannot read leaves its part of the page
+		// empty; the rules report it.
+		_ = read.Handle(&lf, env)
 	}
 	return lf, nil
 }
 
-func (lf *lastFacts) apply(kind string, env bus.Envelope) {
-	at := env.CollectedAt
-	switch {
-	case kind == facts.KindHeartbeat:
-		var hb facts.Heartbeat
-		if json.Unmarshal(env.Data, &hb) == nil {
-			lf.heartbeat, lf.heartbeatAt = &hb, at
-		}
-	case kind == facts.KindZpoolStatus:
-		var d facts.StatusData
-		if json.Unmarshal(env.Data, &d) == nil {
-			lf.status, lf.statusAt = &d, at
-		}
-	case kind == facts.KindZpoolCapacity:
-		var d facts.CapacityData
-		if json.Unmarshal(env.Data, &d) == nil {
-			lf.capacity, lf.capacityAt = &d, at
-		}
-	case kind == facts.KindARC:
-		var d zfs.ARC
-		if json.Unmarshal(env.Data, &d) == nil {
-			lf.arc, lf.arcAt = &d, at
-		}
-	case kind == facts.KindDisks:
-		var d facts.DisksData
-		if json.Unmarshal(env.Data, &d) == nil {
-			lf.inventory = &d
-		}
-	case strings.HasPrefix(kind, facts.KindSmart+"."):
-		var rep smart.Report
-		if json.Unmarshal(env.Data, &rep) == nil {
-			lf.smart = append(lf.smart, smartAt{rep, at})
-		}
-	}
+// lastFactsHandlers are the kinds of fact a host's view reads, SMART
+// reports first, and where each goes.
+func lastFactsHandlers() *facts.Handlers[*lastFacts] {
+	var hs facts.Handlers[*lastFacts]
+	facts.On(&hs, facts.Smart, func(lf *lastFacts, env bus.Envelope, r *smart.Report) error {
+		lf.smart = append(lf.smart, smartAt{*r, env.CollectedAt})
+		return nil
+	})
+	facts.On(&hs, facts.Heartbeat, func(lf *lastFacts, env bus.Envelope, hb *facts.HeartbeatData) error {
+		lf.heartbeat, lf.heartbeatAt = hb, env.CollectedAt
+		return nil
+	})
+	facts.On(&hs, facts.ZpoolStatus, func(lf *lastFacts, env bus.Envelope, d *facts.StatusData) error {
+		lf.status, lf.statusAt = d, env.CollectedAt
+		return nil
+	})
+	facts.On(&hs, facts.ZpoolCapacity, func(lf *lastFacts, env bus.Envelope, d *facts.CapacityData) error {
+		lf.capacity, lf.capacityAt = d, env.CollectedAt
+		return nil
+	})
+	facts.On(&hs, facts.ARC, func(lf *lastFacts, env bus.Envelope, d *zfs.ARC) error {
+		lf.arc, lf.arcAt = d, env.CollectedAt
+		return nil
+	})
+	facts.On(&hs, facts.Disks, func(lf *lastFacts, _ bus.Envelope, d *facts.DisksData) error {
+		lf.inventory = d
+		return nil
+	})
+	return &hs
 }
 
 // hostSilences are the silences in force, each with the number of the

@@ -61,11 +61,11 @@ func startHistory(t testing.TB, ctx context.Context, b *bus.Bus, host string) *h
 	publishAt := func(i int) {
 		at := start.Add(time.Duration(i) * replayStep)
 		pub := &collectors.BusPublisher{Bus: b, Host: host, Now: func() time.Time { return at }}
-		if err := pub.Publish(ctx, facts.KindZpoolCapacity, "zpool_list", facts.CapacityData{Pools: list}); err != nil {
+		if err := pub.Publish(ctx, facts.ZpoolCapacity.Name(), "zpool_list", facts.CapacityData{Pools: list}); err != nil {
 			t.Fatal(err)
 		}
 		for _, rep := range reports {
-			if err := pub.Publish(ctx, facts.KindSmart, "smart", rep, rep.Serial); err != nil {
+			if err := pub.Publish(ctx, facts.Smart.Name(), "smart", rep, rep.Serial); err != nil {
 				t.Fatal(err)
 			}
 		}
