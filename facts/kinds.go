@@ -13,7 +13,6 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
-	"github.com/zwatch/zwatch/tools/maintenance"
 )
 
 // The kinds of fact, each bound to its subject suffix (zwatch.v1.<host>.<name>),
@@ -47,7 +46,7 @@ var (
 	Smart          = Define[smart.Report]("smart", PerTarget())
 	ARC            = Define[zfs.ARC]("arc")
 	CollectorError = Define[CollectorErrorData]("collector.error")
-	Maintenance    = Define[maintenance.Event]("maintenance")
+	Maintenance    = Define[MaintenanceData]("maintenance")
 	Heartbeat      = Define[HeartbeatData]("heartbeat")
 )
 

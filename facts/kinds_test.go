@@ -68,7 +68,7 @@ func TestKindsWireFormat(t *testing.T) {
 		{"smart", true, "smart.Report"},
 		{"arc", false, "zfs.ARC"},
 		{"collector.error", false, "facts.CollectorErrorData"},
-		{"maintenance", false, "maintenance.Event"},
+		{"maintenance", false, "facts.MaintenanceData"},
 		{"heartbeat", false, "facts.HeartbeatData"},
 	}
 	kinds := Kinds()

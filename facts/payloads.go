@@ -263,3 +263,16 @@ type ZFSVersionData struct {
 	// Source says how it was read: "zfs version -j", "zfs version", "sysfs".
 	Source string `json:"source"`
 }
+
+// MaintenanceData is the payload of zwatch.v1.<host>.maintenance: a
+// scheduled job (package maintenance) started, was skipped, deferred or
+// failed to start, and later how it ended.
+type MaintenanceData struct {
+	Job    string    `json:"job"`
+	Target string    `json:"target"` // pool name or disk device
+	Action string    `json:"action"` // started, skipped, deferred, failed, finished, unknown
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+	// Passed is set on finished events: no errors found.
+	Passed *bool `json:"passed,omitempty"`
+}

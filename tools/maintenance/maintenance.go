@@ -7,6 +7,7 @@ package maintenance
 import (
 	"context"
 	"fmt"
+	"github.com/zwatch/zwatch/facts"
 	"log/slog"
 	"sort"
 	"strings"
@@ -24,17 +25,9 @@ const (
 	JobLongTest  = "smart_long"
 )
 
-// Event is the payload of zwatch.v1.<host>.maintenance: a job started,
-// was skipped, deferred or failed to start, and later how it ended.
-type Event struct {
-	Job    string    `json:"job"`
-	Target string    `json:"target"` // pool name or disk device
-	Action string    `json:"action"` // started, skipped, deferred, failed, finished, unknown
-	Reason string    `json:"reason,omitempty"`
-	At     time.Time `json:"at"`
-	// Passed is set on finished events: no errors found.
-	Passed *bool `json:"passed,omitempty"`
-}
+// Event is the payload of zwatch.v1.<host>.maintenance (facts.Maintenance),
+// declared with the other kinds of fact.
+type Event = facts.MaintenanceData
 
 // Outcome checks: how often a running job is looked at, and for how long.
 const (
