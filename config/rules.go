@@ -18,9 +18,13 @@ import (
 // and the sections the rules own (rules.kernel, rules.capacity, ...). Every
 // key and its default is described in docs/rules.md.
 //
-// A rule's thresholds belong to the rule file that reads them, which
-// defines its section and hands it to config through the catalogue
-// (Catalog.RuleSections).
+// Only what no one rule owns is a field here. A rule's thresholds belong to
+// the rule file that reads them, which defines its section (rules.
+// defineConfig) and hands it to config through the catalogue (Catalog.
+// RuleSections); a section that several rules read is owned by one of them,
+// and code outside the engine that needs a threshold (the status page's
+// watcher.silent_after) asks the rules package for it, so that the key has
+// one reading. Adding a rule with a threshold thus changes nothing here.
 type RulesConfig struct {
 	// GroupWait gathers alerts that start together (an enclosure losing six
 	// disks) into one notification.
@@ -42,23 +46,6 @@ type RulesConfig struct {
 	For map[string]Duration `yaml:"for"`
 	// Disabled lists alert names that are never raised.
 	Disabled []string `yaml:"disabled"`
-
-	// The sections config still holds, until they move to the rule files
-	// that read them (RuleSection).
-	Redundancy  RedundancyRules  `yaml:"redundancy"`
-	Errors      ErrorRules       `yaml:"errors"`
-	Capacity    CapacityRules    `yaml:"capacity"`
-	Scrub       ScrubRules       `yaml:"scrub"`
-	Smart       SmartRules       `yaml:"smart"`
-	ARC         ARCRules         `yaml:"arc"`
-	Watcher     WatcherRules     `yaml:"watcher"`
-	Datasets    DatasetRules     `yaml:"datasets"`
-	Snapshots   SnapshotRules    `yaml:"snapshots"`
-	Replication ReplicationRules `yaml:"replication"`
-	Pools       PoolRules        `yaml:"pools"`
-	Kernel      KernelRules      `yaml:"kernel"`
-	SlowIO      SlowIORules      `yaml:"slow_io"`
-	Disks       DiskRules        `yaml:"disks"`
 
 	// Sections are the rules' own sections by key (kernel, capacity, ...),
 	// each the value its RuleSection decoded and validated. After Parse
@@ -103,38 +90,6 @@ func DefaultRules() RulesConfig {
 		RepeatCritical: Duration(4 * time.Hour),
 		RepeatWarning:  Duration(24 * time.Hour),
 		GroupBy:        []string{"pool"},
-		Errors: ErrorRules{
-			Hold:       Duration(24 * time.Hour),
-			RateCount:  10,
-			RateWindow: Duration(10 * time.Minute),
-		},
-		Capacity: CapacityRules{
-			Warning: 80, Critical: 90, Hysteresis: 3,
-			QuotaWarning: 90, QuotaCritical: 98,
-			ForecastWindow:   Duration(7 * 24 * time.Hour),
-			ForecastMinSpan:  Duration(24 * time.Hour),
-			ForecastWarning:  Duration(14 * 24 * time.Hour),
-			ForecastCritical: Duration(3 * 24 * time.Hour),
-		},
-		Scrub: ScrubRules{MaxAge: Duration(35 * 24 * time.Hour), PausedMax: Duration(8 * time.Hour)},
-		Smart: SmartRules{
-			Reallocated:       AttrLimits{Warning: 1, Critical: 50},
-			ReportedUncorrect: AttrLimits{Warning: 1, Critical: 10},
-			CommandTimeout:    AttrLimits{Warning: 1, Critical: 100},
-			Pending:           AttrLimits{Warning: 1, Critical: 10},
-			OfflineUncorrect:  AttrLimits{Warning: 1, Critical: 10},
-			CRCWarning:        1,
-			GrownDefects:      AttrLimits{Warning: 1, Critical: 100},
-			MediaErrors:       AttrLimits{Warning: 1, Critical: 10},
-			HDDTempWarning:    55, HDDTempCritical: 60,
-			SSDTempWarning: 70, SSDTempCritical: 80,
-			NVMeSpareWarning: 20, NVMeUsedWarning: 90,
-		},
-		ARC:       ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
-		Watcher:   WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
-		Snapshots: SnapshotRules{Grace: Duration(time.Hour), SpaceShare: 50, MaxCount: 10000},
-		Kernel:    KernelRules{BurstGap: Duration(time.Minute), Bursts: 3, Window: Duration(time.Hour), Clear: Duration(24 * time.Hour)},
-		SlowIO:    SlowIORules{Rises: 2, Window: Duration(time.Hour), Clear: Duration(6 * time.Hour)},
 	}
 }
 
@@ -245,7 +200,6 @@ func (r *RulesConfig) validate(p string, errs *Errors, cat Catalog) {
 			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, knownRules), strings.Join(knownRules, ", "))
 		}
 	}
-	r.validateSections(p, errs)
 	r.decodeSections(p, errs, cat)
 }
 

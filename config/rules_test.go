@@ -58,8 +58,8 @@ func TestRulesValidationNamesPath(t *testing.T) {
 		{"rules: {pigeons: {wing: {span: 0}}}", `rules.pigeons.wing.span = "0": must be 1 to 30`},
 		{"rules: {pigeons: [1]}", "rules.pigeons: must be a mapping (key: value lines), not a list (- item lines); valid keys here: count, lofts, max_delay, wing"},
 		{"rules: {pigeons: {cout: 2}}", `rules.pigeons.cout: unknown key (line 1): did you mean "count"?; valid keys here: count, lofts, max_delay, wing`},
-		{"rules: {pigeon: {count: 2}}", `rules.pigeon: unknown key (line 1): did you mean "pigeons"?; valid keys here: arc, capacity, datasets, disabled, disks, doves, errors, for, group_by, group_interval, group_wait, kernel, pigeons, pools, redundancy, repeat_critical, repeat_warning, replication, scrub, slow_io, smart, snapshots, watcher`},
-		{"rules: 5", `rules = "5": must be a mapping (key: value lines), not a single value; valid keys here: arc, capacity, datasets, disabled, disks, doves`},
+		{"rules: {pigeon: {count: 2}}", `rules.pigeon: unknown key (line 1): did you mean "pigeons"?; valid keys here: disabled, doves, for, group_by, group_interval, group_wait, pigeons, repeat_critical, repeat_warning`},
+		{"rules: 5", `rules = "5": must be a mapping (key: value lines), not a single value; valid keys here: disabled, doves, for, group_by`},
 		{"rules:\n  pigeons: {count: 2}\n  pigeons: {count: 3}\n", "rules.pigeons: given twice (lines 2 and 3): keep one"},
 		{"rules: {group_by: host}", "rules.group_by = \"host\": must be a list"},
 	}
@@ -97,7 +97,7 @@ func TestRulesMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "  disks:\n    ignore: []\n  pigeons:\n    count: 5\n    max_delay: 1h\n    lofts: []\n    wing:\n      span: 4\n      feathers: 12\n  doves:\n    coo: false\n"
+	want := "  disabled: []\n  pigeons:\n    count: 5\n    max_delay: 1h\n    lofts: []\n    wing:\n      span: 4\n      feathers: 12\n  doves:\n    coo: false\n"
 	if !strings.Contains(string(out), "  repeat_warning: 2d\n") || !strings.Contains(string(out), want) {
 		t.Errorf("rules printed as\n%s\nwant\n%s", out, want)
 	}
@@ -107,55 +107,6 @@ func TestRulesMasked(t *testing.T) {
 	}
 	if fmt.Sprint(again.Config.Rules.Sections) != fmt.Sprint(l.Config.Rules.Sections) {
 		t.Errorf("read back as %v, want %v", again.Config.Rules.Sections, l.Config.Rules.Sections)
-	}
-}
-
-// The sections config still holds decode and validate as before.
-func TestRulesSectionsParse(t *testing.T) {
-	l, err := Parse(strings.NewReader(`
-rules:
-  scrub: {max_age: 40d}
-  for: {PoolCapacity: 15m}
-  smart:
-    overrides:
-      - {serial: WD-123, attribute: 188, ignore: true}
-      - {model: "ST4000DM004*", attribute: 5, warning: 10, critical: 100}
-`), testCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := l.Config.Rules
-	if r.Scrub.MaxAge.D() != 40*24*time.Hour || r.For["PoolCapacity"].D() != 15*time.Minute || len(r.Smart.Overrides) != 2 || *r.Smart.Overrides[1].Critical != 100 {
-		t.Errorf("%+v", r)
-	}
-	if r.Capacity.Warning != 80 || r.Smart.HDDTempCritical != 60 {
-		t.Error("defaults lost")
-	}
-}
-
-func TestRulesSectionsNameThePath(t *testing.T) {
-	cases := []struct{ yaml, path string }{
-		{"rules: {capacity: {warning: 95}}", "rules.capacity.warning"},
-		{"rules: {capacity: {critical: 120}}", "rules.capacity.critical"},
-		{"rules: {for: {PoolCapacty: 5m}}", "rules.for.PoolCapacty"},
-		{"rules: {disabled: [Nope]}", "rules.disabled[0]"},
-		{"rules: {scrub: {max_age: 10m}}", "rules.scrub.max_age"},
-		{"rules: {errors: {rate_count: 0}}", "rules.errors.rate_count"},
-		{"rules: {smart: {hdd_temp_critical: 50}}", "rules.smart.hdd_temp_critical"},
-		{"rules: {smart: {overrides: [{serial: A, model: B, attribute: 5, ignore: true}]}}", "rules.smart.overrides[0]"},
-		{"rules: {smart: {overrides: [{serial: A, attribute: 9, ignore: true}]}}", "rules.smart.overrides[0].attribute"},
-		{"rules: {smart: {overrides: [{serial: A, attribute: 5}]}}", "rules.smart.overrides[0]"},
-		{"rules: {arc: {min_hit_ratio: 1.5}}", "rules.arc.min_hit_ratio"},
-		{"rules: {watcher: {stale_intervals: 1}}", "rules.watcher.stale_intervals"},
-		{"rules: {group_by: [host]}", "rules.group_by[0]"},
-		{"rules: {capacity: {forecast_critical: 30d}}", "rules.capacity.forecast_critical"},
-		{"rules: {scrub: {max_age: soon}}", "rules.scrub.max_age"},
-	}
-	for _, tc := range cases {
-		_, err := Parse(strings.NewReader(tc.yaml), testCatalog)
-		if err == nil || !strings.Contains(err.Error(), tc.path) {
-			t.Errorf("%s: error %v does not name %s", tc.yaml, err, tc.path)
-		}
 	}
 }
 

@@ -48,10 +48,10 @@ func TestCatalogueSeam(t *testing.T) {
 	}
 
 	file := "rules: {for: {PoolReadOnly: 1m}}"
-	if _, err := config.Parse(strings.NewReader(file), config.Catalog{Rules: AlertNames(Catalogue())}); err == nil || !strings.Contains(err.Error(), "rules.for.PoolReadOnly") {
+	if _, err := config.Parse(strings.NewReader(file), configCatalog(Catalogue())); err == nil || !strings.Contains(err.Error(), "rules.for.PoolReadOnly") {
 		t.Errorf("the stock catalogue accepted an alert it does not have: %v", err)
 	}
-	loaded, err := config.Parse(strings.NewReader(file), config.Catalog{Rules: AlertNames(catalogue)})
+	loaded, err := config.Parse(strings.NewReader(file), configCatalog(catalogue))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func observeEvent(e *Engine, h *hostState, env bus.Envelope, _ uint64, now time.
 	}
 	switch d.Class {
 	case "ereport.fs.zfs.deadman":
-		noteDeadman(h, &d.Event, e.cfg.SlowIO.Clear.D(), now)
+		noteDeadman(h, &d.Event, slowIOConfig.of(&e.cfg).Clear.D(), now)
 		e.evalPools(h, now)
 	case "ereport.fs.zfs.delay":
 		if noteDelay(h, &d.Event, now) && h.pools != nil {

@@ -6,14 +6,31 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/strutil"
 )
 
+// datasetSettings are rules.datasets: which datasets the lock and mount
+// rules leave alone (datasetIgnored).
+type datasetSettings struct {
+	// Ignore lists dataset globs (path.Match: * does not cross /) that are
+	// locked or unmounted on purpose: DatasetLocked, DatasetNotMounted and
+	// KeyFileProblem skip them.
+	Ignore []string `yaml:"ignore"`
+}
+
+var datasetsConfig = defineConfig("datasets", datasetSettings{})
+
+func (d datasetSettings) validate(p string, errs *config.Errors) {
+	globs(errs, p+".ignore", d.Ignore, "a dataset glob such as tank/scratch or backup/*")
+}
+
 func datasetLockedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
-		Eval:  datasetEval(ruleDatasetLocked),
+		Reads:  []string{facts.KindDatasets},
+		Eval:   datasetEval(ruleDatasetLocked),
+		Config: []config.RuleSection{datasetsConfig},
 		Alerts: []AlertInfo{{
 			Name: nameDatasetLocked,
 			// Longer than the datasets collector's interval: a key being
@@ -27,8 +44,9 @@ func datasetLockedRule() Rule {
 
 func keyFileProblemRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDatasets},
-		Eval:  datasetEval(ruleKeyFileProblem),
+		Reads:  []string{facts.KindDatasets},
+		Eval:   datasetEval(ruleKeyFileProblem),
+		Config: []config.RuleSection{datasetsConfig},
 		Alerts: []AlertInfo{{
 			Name:      nameKeyFileProblem,
 			For:       10 * time.Minute,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/disk"
 	"github.com/zwatch/zwatch/facts"
 )
@@ -61,10 +62,28 @@ func seenKey(id disk.Identity) string {
 	return id.WWN
 }
 
+// diskSettings are rules.disks: disks that leave the machine outside a pool.
+type diskSettings struct {
+	// Ignore lists serial or by-id globs (path.Match) of disks that come and
+	// go on purpose (a rotated USB backup disk): DiskVanished skips them.
+	Ignore []string `yaml:"ignore"`
+}
+
+var disksConfig = defineConfig("disks", diskSettings{})
+
+func (d diskSettings) validate(p string, errs *config.Errors) {
+	for i, g := range d.Ignore {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			errs.Add(fmt.Sprintf("%s.ignore[%d]", p, i), g, "want a serial or by-id glob such as WD-WX32* or usb-Seagate_*")
+		}
+	}
+}
+
 func diskVanishedRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindDisks, facts.KindDiskForget, facts.KindZpoolStatus},
-		Eval:  poolsEval(ruleDiskVanished),
+		Reads:  []string{facts.KindDisks, facts.KindDiskForget, facts.KindZpoolStatus},
+		Eval:   poolsEval(ruleDiskVanished),
+		Config: []config.RuleSection{disksConfig},
 		Alerts: []AlertInfo{{
 			Name: nameDiskVanished,
 			// A USB disk that resets comes back under a new kernel name
@@ -182,7 +201,7 @@ func (e *Engine) ignoredDisk(id disk.Identity) bool {
 			names = append(names, n, filepath.Base(n))
 		}
 	}
-	for _, g := range e.cfg.Disks.Ignore {
+	for _, g := range disksConfig.of(&e.cfg).Ignore {
 		for _, n := range names {
 			if ok, _ := path.Match(g, n); ok && n != "" {
 				return true

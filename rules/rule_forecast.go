@@ -6,22 +6,21 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
 func fullForecastRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolCapacity},
-		Eval:  poolCapacityEval(ruleFullForecast),
+		Reads:  []string{facts.KindZpoolCapacity},
+		Eval:   poolCapacityEval(ruleFullForecast),
+		Config: []config.RuleSection{capacityConfig},
 		Alerts: []AlertInfo{{
-			Name: namePoolFullForecast,
-			For:  time.Hour,
-			Thresholds: []Threshold{
-				{"capacity.forecast_warning", "14d"}, {"capacity.forecast_critical", "3d"},
-				{"capacity.forecast_window", "7d"}, {"capacity.forecast_min_span", "24h"},
-			},
-			Severity: "warning within `forecast_warning` ({capacity.forecast_warning}), critical within `forecast_critical` ({capacity.forecast_critical})",
+			Name:       namePoolFullForecast,
+			For:        time.Hour,
+			Thresholds: capacityConfig.thresholds("forecast_warning", "forecast_critical", "forecast_window", "forecast_min_span"),
+			Severity:   "warning within `forecast_warning` ({capacity.forecast_warning}), critical within `forecast_critical` ({capacity.forecast_critical})",
 			Condition: "least-squares line over `forecast_window` ({capacity.forecast_window}), needs `forecast_min_span` ({capacity.forecast_min_span}) and " +
 				fmt.Sprint(forecastMinSamples) + " samples; `for` {for}",
 		}},
@@ -31,7 +30,7 @@ func fullForecastRule() Rule {
 // recordCapacity keeps a bounded capacity history per pool: at most one
 // sample per window/64, none older than the window, at most maxCapSamples.
 func recordCapacity(c *evalCtx, p *zfs.PoolList) {
-	win := c.cfg.Capacity.ForecastWindow.D()
+	win := capacityConfig.of(c.cfg).ForecastWindow.D()
 	hist := c.h.Capacity[p.Name]
 	now := c.now.Unix()
 	step := int64(win / 64 / time.Second)
@@ -91,7 +90,7 @@ const forecastMinSamples = 4
 // rules.capacity.forecast_min_span of history and at least four samples, so
 // a single big copy right after start does not predict doom.
 func ruleFullForecast(c *evalCtx, p *zfs.PoolList) {
-	cfg := c.cfg.Capacity
+	cfg := capacityConfig.of(c.cfg)
 	if cfg.ForecastWarning.D() <= 0 && cfg.ForecastCritical.D() <= 0 {
 		return
 	}

@@ -6,14 +6,29 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/alert"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/zfs"
 )
 
+// poolSettings are rules.pools: pools that are not imported.
+type poolSettings struct {
+	// Exported lists pool globs that are exported on purpose (a backup
+	// pool rotated off-site): their absence is not PoolMissing.
+	Exported []string `yaml:"exported"`
+}
+
+var poolsConfig = defineConfig("pools", poolSettings{})
+
+func (s poolSettings) validate(p string, errs *config.Errors) {
+	globs(errs, p+".exported", s.Exported, "a pool glob such as offsite*")
+}
+
 func poolMissingRule() Rule {
 	return Rule{
-		Reads: []string{facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindPoolImport, facts.KindPoolForget},
-		Eval:  poolsEval(rulePoolMissing),
+		Reads:  []string{facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindPoolImport, facts.KindPoolForget},
+		Eval:   poolsEval(rulePoolMissing),
+		Config: []config.RuleSection{poolsConfig},
 		Alerts: []AlertInfo{{
 			Name: namePoolMissing,
 			// An export and import by hand takes seconds.

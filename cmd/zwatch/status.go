@@ -21,6 +21,7 @@ import (
 	"github.com/zwatch/zwatch/execx"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/internal/input"
+	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/zfs"
 )
 
@@ -159,7 +160,7 @@ func fleetStatus(ctx context.Context, g *globals, w io.Writer, asJSON bool) erro
 		return withCode(exitNoData, err)
 	}
 	now := time.Now()
-	silent := l.Config.Rules.Watcher.SilentAfter.D()
+	silent := rules.SilentAfter(&l.Config.Rules)
 	problems := 0
 	for _, h := range hosts {
 		if age := h.Age(now); age < 0 || age > silent {

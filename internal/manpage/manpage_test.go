@@ -78,6 +78,13 @@ func TestConfigPageShowsEveryKey(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[config.Config](), "")
+	// The sections the rules own (rules.kernel, ...), which no config struct has.
+	if len(cat.RuleSections) == 0 {
+		t.Error("the catalogue has no rule sections")
+	}
+	for _, s := range cat.RuleSections {
+		walk(reflect.TypeOf(s.Default()), "rules."+s.Key())
+	}
 	for _, ct := range cat.Channels {
 		if !strings.Contains(text, ".B type: "+ct.Name()+"\n") {
 			t.Errorf("channel type %s is missing", ct.Name())
