@@ -28,24 +28,24 @@ import (
 type RulesConfig struct {
 	// GroupWait gathers alerts that start together (an enclosure losing six
 	// disks) into one notification.
-	GroupWait Duration `yaml:"group_wait"`
+	GroupWait Duration `yaml:"group_wait" doc:"alerts starting together (an enclosure losing six disks) become one notification"`
 	// GroupInterval is the least time between two notifications of one
 	// alert when only its count grew or a new event of its kind came (as
 	// Alertmanager's group_interval): the later count goes in one follow-up.
-	GroupInterval Duration `yaml:"group_interval"`
+	GroupInterval Duration `yaml:"group_interval" doc:"a firing alert whose count grew is sent again at most this often (a higher severity goes at once)"`
 	// RepeatCritical and RepeatWarning: how often a still-firing alert is sent again.
-	RepeatCritical Duration `yaml:"repeat_critical"`
-	RepeatWarning  Duration `yaml:"repeat_warning"`
+	RepeatCritical Duration `yaml:"repeat_critical" doc:"a still-firing critical alert is sent again after this"`
+	RepeatWarning  Duration `yaml:"repeat_warning" doc:"a still-firing warning is sent again after this"`
 	// MarkTest marks every notification as a test (zwatch simulate); not
 	// settable from the file.
 	MarkTest bool `yaml:"-"`
 	// GroupBy names the labels, besides host (always), that split
 	// notifications into groups. Default: [pool].
-	GroupBy []string `yaml:"group_by"`
+	GroupBy []string `yaml:"group_by" doc:"labels that split notifications (host is always one)"`
 	// For overrides a rule's pending duration, by alert name (PoolCapacity: 15m).
-	For map[string]Duration `yaml:"for"`
+	For map[string]Duration `yaml:"for" doc:"per-alert hold before firing, e.g. {ScrubOverdue: 1h}"`
 	// Disabled lists alert names that are never raised.
-	Disabled []string `yaml:"disabled"`
+	Disabled []string `yaml:"disabled" doc:"alert names to turn off (zwatch rules eval prints the names)"`
 
 	// Sections are the rules' own sections by key (kernel, capacity, ...),
 	// each the value its RuleSection decoded and validated. After Parse
@@ -70,7 +70,8 @@ type RuleSection interface {
 	// Key is the section's key under rules:.
 	Key() string
 	// Default is the section's value when the file sets none of it: a
-	// struct whose yaml tags are its keys.
+	// struct whose yaml tags are its keys and whose doc and note tags
+	// document them (RulesExample).
 	Default() any
 	// Decode decodes n, the section as written, over the defaults. Every
 	// value of the wrong kind or type goes to errs under path

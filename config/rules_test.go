@@ -110,13 +110,49 @@ func TestRulesMasked(t *testing.T) {
 	}
 }
 
+// The example's rules: section is written from the keys' tags and defaults.
+func TestRulesExample(t *testing.T) {
+	got, err := RulesExample(testCatalog.RuleSections)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `rules:
+  group_wait: 10s        # alerts starting together (an enclosure losing six disks) become one notification
+  group_interval: 5m     # a firing alert whose count grew is sent again at most this often (a higher severity goes at once)
+  repeat_critical: 4h    # a still-firing critical alert is sent again after this
+  repeat_warning: 1d     # a still-firing warning is sent again after this
+  group_by: [pool]       # labels that split notifications (host is always one)
+  for: {}                # per-alert hold before firing, e.g. {ScrubOverdue: 1h}
+  disabled: []           # alert names to turn off (zwatch rules eval prints the names)
+  pigeons:
+    # How many birds carry one message;
+    # more are slower but surer.
+    count: 3             # birds per message
+    max_delay: 1h
+    lofts: []            # e.g. [north]
+    wing: {span: 4, feathers: 12}  # a long line's comment moves right
+  doves:
+    coo: false
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	l, err := Parse(strings.NewReader(got), testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(l.Config.Rules.Sections["pigeons"]) != fmt.Sprint(pigeonSection.Default()) {
+		t.Errorf("the example reads as %v, not the defaults", l.Config.Rules.Sections["pigeons"])
+	}
+}
+
 // pigeonSettings is a rule's section written against RuleSection directly,
 // as config sees every section the catalogue hands it.
 type pigeonSettings struct {
-	Count    int      `yaml:"count"`
+	Count    int      `yaml:"count" doc:"birds per message" note:"How many birds carry one message;\nmore are slower but surer."`
 	MaxDelay Duration `yaml:"max_delay"`
-	Lofts    []string `yaml:"lofts"`
-	Wing     wing     `yaml:"wing"`
+	Lofts    []string `yaml:"lofts" doc:"e.g. [north]"`
+	Wing     wing     `yaml:"wing" doc:"a long line's comment moves right"`
 }
 
 type wing struct {

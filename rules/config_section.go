@@ -17,9 +17,10 @@ import (
 
 // configSection is one section under rules: (rules.kernel) as the rule file
 // that owns it defines it: S is a struct whose yaml tags are the section's
-// keys and whose validate method refuses what makes no sense. It is the
-// config.RuleSection the catalogue hands to config; rules read it through
-// of.
+// keys, whose doc and note tags document them in the example config
+// (config.RulesExample), and whose validate method refuses what makes no
+// sense. It is the config.RuleSection the catalogue hands to config; rules
+// read it through of.
 type configSection[S sectionSettings] struct {
 	key      string
 	defaults S

@@ -1,6 +1,10 @@
 package rules
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +17,87 @@ import (
 // tests (which cannot import catalog).
 func configCatalog(catalogue []Rule) config.Catalog {
 	return config.Catalog{Rules: AlertNames(catalogue), RuleSections: ConfigSections(catalogue)}
+}
+
+const exampleConfig = "../configs/zwatch.example.yaml"
+
+// rulesSection finds the rules: section of the example config: from its
+// key to the first line that is not indented under it.
+func rulesSection(example []byte) (before, section, after []byte, ok bool) {
+	start := bytes.Index(example, []byte("\nrules:\n"))
+	if start < 0 {
+		return nil, nil, nil, false
+	}
+	start++
+	end := start + len("rules:\n")
+	for end < len(example) && example[end] == ' ' {
+		nl := bytes.IndexByte(example[end:], '\n')
+		if nl < 0 {
+			end = len(example)
+			break
+		}
+		end += nl + 1
+	}
+	return example[:start], example[start:end], example[end:], true
+}
+
+// The rules: section of configs/zwatch.example.yaml (and so zwatch.yaml(5))
+// is written from the shared keys and the catalogue's sections: their
+// keys, defaults and doc and note tags. The test only reads the file
+// unless -update is set.
+func TestExampleConfigRulesSection(t *testing.T) {
+	want, err := config.RulesExample(ConfigSections(Catalogue()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, got, after, ok := rulesSection(example)
+	if !ok {
+		t.Fatalf("%s has no rules: section", exampleConfig)
+	}
+	if string(got) == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(exampleConfig, slices.Concat(before, []byte(want), after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the rules: section of %s", exampleConfig)
+		return
+	}
+	gotLines, wantLines := strings.Split(string(got), "\n"), strings.Split(want, "\n")
+	for i := range max(len(gotLines), len(wantLines)) {
+		if g, w := lineAt(gotLines, i), lineAt(wantLines, i); g != w {
+			t.Errorf("%s: line %d of the rules: section differs from the code (go test ./rules -run TestExampleConfigRulesSection -update):\n got: %s\nwant: %s", exampleConfig, i+1, g, w)
+			break
+		}
+	}
+}
+
+// The written section reads back as the defaults.
+func TestRulesExampleIsTheDefaults(t *testing.T) {
+	section, err := config.RulesExample(ConfigSections(Catalogue()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := config.Parse(strings.NewReader(section), configCatalog(Catalogue()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, def := l.Config.Rules, config.DefaultRules()
+	if r.GroupWait != def.GroupWait || r.GroupInterval != def.GroupInterval || r.RepeatCritical != def.RepeatCritical ||
+		r.RepeatWarning != def.RepeatWarning || !slices.Equal(r.GroupBy, def.GroupBy) || len(r.For) != 0 || len(r.Disabled) != 0 {
+		t.Errorf("shared keys read as %+v, not the defaults %+v", r, def)
+	}
+	for _, s := range ConfigSections(Catalogue()) {
+		// An empty list reads as one, the default is nil: alike as YAML.
+		if got := r.Sections[s.Key()]; fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", s.Default()) || reflect.TypeOf(got) != reflect.TypeOf(s.Default()) {
+			t.Errorf("rules.%s reads as %+v, not its default %+v", s.Key(), got, s.Default())
+		}
+	}
 }
 
 // Each section once, in the order zwatch.yaml has always had; every key

@@ -15,11 +15,11 @@ import (
 // arcSettings are rules.arc: ARC memory pressure and, if wanted, its
 // effectiveness.
 type arcSettings struct {
-	Throttle bool `yaml:"throttle"`
+	Throttle bool `yaml:"throttle" doc:"alert on ARC memory throttling"`
 	// ThrottleHold keeps a throttling alert this long after the last throttle.
 	ThrottleHold config.Duration `yaml:"throttle_hold"`
 	// MinHitRatio (0..1) warns below it; 0 turns the rule off.
-	MinHitRatio float64 `yaml:"min_hit_ratio"`
+	MinHitRatio float64 `yaml:"min_hit_ratio" doc:"e.g. 0.8 to alert on a low hit ratio; 0 turns it off"`
 }
 
 var arcConfig = defineConfig("arc", arcSettings{Throttle: true, ThrottleHold: config.Duration(time.Hour)})

@@ -16,15 +16,15 @@ import (
 // SnapshotSpace past its warning level), dataset quotas (DatasetQuota) and
 // the fill forecast (PoolFullForecast).
 type capacitySettings struct {
-	Warning  float64 `yaml:"warning"`
+	Warning  float64 `yaml:"warning" doc:"pool capacity percent"`
 	Critical float64 `yaml:"critical"`
 	// Hysteresis (percentage points): a level clears only below its threshold minus this.
-	Hysteresis    float64 `yaml:"hysteresis"`
-	QuotaWarning  float64 `yaml:"quota_warning"`
+	Hysteresis    float64 `yaml:"hysteresis" doc:"percent below a threshold before it resolves (no flapping)"`
+	QuotaWarning  float64 `yaml:"quota_warning" doc:"dataset use, percent of its quota/refquota"`
 	QuotaCritical float64 `yaml:"quota_critical"`
 	// ForecastWindow is the history a linear fit uses; ForecastMinSpan the
 	// least history before a forecast is believed.
-	ForecastWindow  config.Duration `yaml:"forecast_window"`
+	ForecastWindow  config.Duration `yaml:"forecast_window" doc:"capacity history used for the \"full in N days\" forecast"`
 	ForecastMinSpan config.Duration `yaml:"forecast_min_span"`
 	// ForecastWarning / ForecastCritical: "full within" horizons; 0 turns one off.
 	ForecastWarning  config.Duration `yaml:"forecast_warning"`

@@ -17,7 +17,7 @@ type datasetSettings struct {
 	// Ignore lists dataset globs (path.Match: * does not cross /) that are
 	// locked or unmounted on purpose: DatasetLocked, DatasetNotMounted and
 	// KeyFileProblem skip them.
-	Ignore []string `yaml:"ignore"`
+	Ignore []string `yaml:"ignore" doc:"e.g. [tank/scratch, backup/*]" note:"Datasets locked or unmounted on purpose (globs; * does not cross /)."`
 }
 
 var datasetsConfig = defineConfig("datasets", datasetSettings{})

@@ -66,7 +66,7 @@ func seenKey(id disk.Identity) string {
 type diskSettings struct {
 	// Ignore lists serial or by-id globs (path.Match) of disks that come and
 	// go on purpose (a rotated USB backup disk): DiskVanished skips them.
-	Ignore []string `yaml:"ignore"`
+	Ignore []string `yaml:"ignore" note:"Disks (serial or by-id globs) that come and go on purpose, such as a rotated USB backup disk."`
 }
 
 var disksConfig = defineConfig("disks", diskSettings{})

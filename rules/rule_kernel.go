@@ -19,13 +19,13 @@ import (
 type kernelSettings struct {
 	// BurstGap: records about one disk closer together than this are one
 	// burst (a controller reset logs dozens of lines in a second).
-	BurstGap config.Duration `yaml:"burst_gap"`
+	BurstGap config.Duration `yaml:"burst_gap" doc:"kernel records about one disk closer than this are one burst"`
 	// Bursts within Window on one disk are critical; the first is a warning.
-	Bursts int             `yaml:"bursts"`
+	Bursts int             `yaml:"bursts" doc:"this many bursts within window on one disk → critical (the first → warning)"`
 	Window config.Duration `yaml:"window"`
 	// Clear: a disk the kernel has logged nothing about for this long is
 	// resolved.
-	Clear config.Duration `yaml:"clear"`
+	Clear config.Duration `yaml:"clear" doc:"nothing logged about the disk for this long → resolved"`
 }
 
 var kernelConfig = defineConfig("kernel", kernelSettings{

@@ -15,7 +15,7 @@ import (
 type poolSettings struct {
 	// Exported lists pool globs that are exported on purpose (a backup
 	// pool rotated off-site): their absence is not PoolMissing.
-	Exported []string `yaml:"exported"`
+	Exported []string `yaml:"exported" note:"Pools exported on purpose (globs), such as a backup pool rotated off-site."`
 }
 
 var poolsConfig = defineConfig("pools", poolSettings{})

@@ -15,7 +15,7 @@ import (
 type redundancySettings struct {
 	// CriticalMargin: a top-level vdev that survives this many more device
 	// failures or fewer is critical; with more, but less than designed, warning.
-	CriticalMargin int `yaml:"critical_margin"`
+	CriticalMargin int `yaml:"critical_margin" doc:"a top-level vdev that can lose this many more disks or fewer is critical"`
 }
 
 var redundancyConfig = defineConfig("redundancy", redundancySettings{})

@@ -17,7 +17,7 @@ import (
 type replicationSettings struct {
 	// Targets are the datasets snapshots are received into (globs), each
 	// with the age its newest snapshot may reach.
-	Targets []datasetAge `yaml:"targets"`
+	Targets []datasetAge `yaml:"targets" doc:"e.g. [{dataset: backup/tank/*, max_age: 26h}]" note:"Backup targets (globs) and the age their newest received snapshot may reach."`
 }
 
 // datasetAge is one dataset glob and the age its newest snapshot may reach

@@ -14,8 +14,8 @@ import (
 
 // scrubSettings are rules.scrub: how stale and how stuck a scrub may get.
 type scrubSettings struct {
-	MaxAge    config.Duration `yaml:"max_age"`
-	PausedMax config.Duration `yaml:"paused_max"`
+	MaxAge    config.Duration `yaml:"max_age" doc:"last scrub older than this is a warning"`
+	PausedMax config.Duration `yaml:"paused_max" doc:"a scrub paused longer than this is a warning"`
 }
 
 var scrubConfig = defineConfig("scrub", scrubSettings{MaxAge: config.Duration(35 * 24 * time.Hour), PausedMax: config.Duration(8 * time.Hour)})

@@ -17,11 +17,11 @@ import (
 type slowIOSettings struct {
 	// Rises: a device whose slow-I/O counter rose in this many polls within
 	// Window is SlowIO.
-	Rises  int             `yaml:"rises"`
+	Rises  int             `yaml:"rises" doc:"a device's slow-I/O counter (zpool status -s) rising in this many polls within window → SlowIO"`
 	Window config.Duration `yaml:"window"`
 	// Clear: SlowIO and IOHung resolve after this long without a new slow
 	// I/O or deadman event.
-	Clear config.Duration `yaml:"clear"`
+	Clear config.Duration `yaml:"clear" doc:"no new slow I/O or deadman event for this long → resolved"`
 }
 
 var slowIOConfig = defineConfig("slow_io", slowIOSettings{

@@ -19,14 +19,14 @@ type snapshotSettings struct {
 	// MaxAge sets the newest snapshot's allowed age per dataset glob; a
 	// dataset no entry matches is judged by its snapshot tool's period
 	// (period × 2 + Grace), recognised from the names.
-	MaxAge []datasetAge `yaml:"max_age"`
+	MaxAge []datasetAge `yaml:"max_age" doc:"e.g. [{dataset: tank/photos, max_age: 2d}]" note:"Newest snapshot age per dataset glob (first match wins; 0 = unchecked).\nDatasets not listed are judged by their snapshot tool's period, read\nfrom the names (sanoid, zfs-auto-snapshot, TrueNAS, zrepl, pyznap):\nstale past period × 2 + grace."`
 	// Grace is added to twice the recognised period.
 	Grace config.Duration `yaml:"grace"`
 	// SpaceShare: snapshots holding more than this percentage of a pool's
 	// used space warn, once the pool is past capacity.warning.
-	SpaceShare float64 `yaml:"space_share"`
+	SpaceShare float64 `yaml:"space_share" doc:"snapshots holding more than this % of a full pool's used space → warning"`
 	// MaxCount: more snapshots than this on one dataset slow every zfs command.
-	MaxCount int `yaml:"max_count"`
+	MaxCount int `yaml:"max_count" doc:"more snapshots than this on one dataset → warning"`
 }
 
 var snapshotsConfig = defineConfig("snapshots", snapshotSettings{Grace: config.Duration(time.Hour), SpaceShare: 50, MaxCount: 10000})

@@ -20,11 +20,11 @@ const errorsSettle = 10 * time.Second
 // holds its alert for Hold too.
 type errorSettings struct {
 	// Hold keeps a "new errors" alert firing this long after the last increase.
-	Hold config.Duration `yaml:"hold"`
+	Hold config.Duration `yaml:"hold" doc:"how long a READ/WRITE/CKSUM increase keeps its alert firing"`
 	// RateCount errors within RateWindow on one vdev is critical, as ZED's
 	// diagnosis engine would fault the device (its default: 10 in 10 minutes).
-	RateCount  int             `yaml:"rate_count"`
-	RateWindow config.Duration `yaml:"rate_window"`
+	RateCount  int             `yaml:"rate_count" doc:"this many errors on one vdev ..."`
+	RateWindow config.Duration `yaml:"rate_window" doc:"... within this window is critical (like ZED's diagnosis engine)"`
 }
 
 var errorsConfig = defineConfig("errors", errorSettings{

@@ -17,11 +17,11 @@ import (
 // machine.
 type watcherSettings struct {
 	// StaleIntervals: a collector silent for this many of its intervals is stale.
-	StaleIntervals int `yaml:"stale_intervals"`
+	StaleIntervals int `yaml:"stale_intervals" doc:"no fresh data from a collector for this many intervals → warning"`
 	// SilentAfter: a host whose heartbeat is this old is silent.
-	SilentAfter config.Duration `yaml:"silent_after"`
+	SilentAfter config.Duration `yaml:"silent_after" doc:"a host whose heartbeat stops this long → \"stopped reporting\""`
 	// TimeoutRepeats: this many timeouts in a row mean the command hangs.
-	TimeoutRepeats int `yaml:"timeout_repeats"`
+	TimeoutRepeats int `yaml:"timeout_repeats" doc:"repeated command timeouts (a hung zpool) → alert"`
 }
 
 var watcherConfig = defineConfig("watcher", watcherSettings{StaleIntervals: 3, SilentAfter: config.Duration(3 * time.Minute), TimeoutRepeats: 3})

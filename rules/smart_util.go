@@ -19,29 +19,29 @@ import (
 // follow Backblaze's drive statistics: any non-zero raw value of 5, 187,
 // 188, 197 or 198 multiplies the failure rate.
 type smartSettings struct {
-	Reallocated       attrLimits `yaml:"reallocated"`
-	ReportedUncorrect attrLimits `yaml:"reported_uncorrect"`
-	CommandTimeout    attrLimits `yaml:"command_timeout"`
-	Pending           attrLimits `yaml:"pending"`
-	OfflineUncorrect  attrLimits `yaml:"offline_uncorrectable"`
+	Reallocated       attrLimits `yaml:"reallocated" doc:"5" note:"ATA attribute increases: first increase is a warning, this total is critical\n(defaults informed by Backblaze's drive statistics)."`
+	ReportedUncorrect attrLimits `yaml:"reported_uncorrect" doc:"187"`
+	CommandTimeout    attrLimits `yaml:"command_timeout" doc:"188"`
+	Pending           attrLimits `yaml:"pending" doc:"197"`
+	OfflineUncorrect  attrLimits `yaml:"offline_uncorrectable" doc:"198"`
 	// CRCWarning: UDMA CRC errors (199) at or above this warn about the
 	// cable or USB enclosure.
-	CRCWarning   uint64     `yaml:"crc_warning"`
-	GrownDefects attrLimits `yaml:"grown_defects"`
+	CRCWarning   uint64     `yaml:"crc_warning" doc:"199 UDMA CRC: a cable or USB enclosure problem, not the disk"`
+	GrownDefects attrLimits `yaml:"grown_defects" doc:"SAS grown defect list"`
 	MediaErrors  attrLimits `yaml:"nvme_media_errors"`
 	// Temperatures in °C, used where the drive reports no thresholds itself.
-	HDDTempWarning  int `yaml:"hdd_temp_warning"`
+	HDDTempWarning  int `yaml:"hdd_temp_warning" doc:"°C, used when the drive reports no limits of its own"`
 	HDDTempCritical int `yaml:"hdd_temp_critical"`
 	SSDTempWarning  int `yaml:"ssd_temp_warning"`
 	SSDTempCritical int `yaml:"ssd_temp_critical"`
 	// NVMeSpareWarning: available spare (%) at or below this warns; at or
 	// below the drive's own threshold is critical.
-	NVMeSpareWarning int `yaml:"nvme_spare_warning"`
+	NVMeSpareWarning int `yaml:"nvme_spare_warning" doc:"available spare percent"`
 	// NVMeUsedWarning: percentage_used (endurance consumed) at or above this warns.
-	NVMeUsedWarning int `yaml:"nvme_used_warning"`
+	NVMeUsedWarning int `yaml:"nvme_used_warning" doc:"percentage used (wear)"`
 	// Overrides silence or re-threshold one attribute of one disk or model
 	// whose vendor reports bogus values.
-	Overrides []smartOverride `yaml:"overrides"`
+	Overrides []smartOverride `yaml:"overrides" note:"Per-disk or per-model overrides for known-bogus vendor values:\noverrides:\n  - model: \"Samsung SSD 860 EVO 1TB\"\n    attribute: 199\n    ignore: true\n  - serial: WD-WX32D7088AF1\n    attribute: 5\n    warning: 8"`
 }
 
 // attrLimits are the raw-value levels of one counter attribute.
