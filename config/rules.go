@@ -19,12 +19,13 @@ import (
 // key and its default is described in docs/rules.md.
 //
 // Only what no one rule owns is a field here. A rule's thresholds belong to
-// the rule file that reads them, which defines its section (rules.
-// defineConfig) and hands it to config through the catalogue (Catalog.
-// RuleSections); a section that several rules read is owned by one of them,
-// and code outside the engine that needs a threshold (the status page's
-// watcher.silent_after) asks the rules package for it, so that the key has
-// one reading. Adding a rule with a threshold thus changes nothing here.
+// the rule file that reads them, which defines its section
+// (rules.defineConfig) and hands it to config through the catalogue
+// (Catalog.RuleSections). A section that several rules read is owned by one
+// of them; code outside the engine that needs a threshold (the status
+// page's watcher.silent_after) asks the rules package for it
+// (rules.SilentAfter), so that the key has one owner and one reading.
+// Adding a rule with a threshold thus changes nothing here.
 type RulesConfig struct {
 	// GroupWait gathers alerts that start together (an enclosure losing six
 	// disks) into one notification.
