@@ -29,13 +29,13 @@ type Rule struct {
 	// facts describe, so a replay of recorded facts (zwatch simulate) cannot
 	// stand in for it.
 	MachineLocal bool
+	// Alerts are the names the rule raises, in the order the docs list them.
+	Alerts []AlertInfo
 	// Config are the sections under rules: whose keys the rule reads (its
 	// thresholds), such as kernelConfig. One rule file defines each
 	// (defineConfig); the other rules that read it name it too. The
 	// catalogue hands them to config (ConfigSections).
 	Config []config.RuleSection
-	// Alerts are the names the rule raises, in the order the docs list them.
-	Alerts []AlertInfo
 }
 
 // AlertInfo describes one alert name: what config may set for it, how the

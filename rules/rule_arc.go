@@ -35,8 +35,10 @@ func arcThrottleRule() Rule {
 	return Rule{
 		Reads:        []string{facts.KindARC},
 		Eval:         arcEval(ruleARCThrottle),
-		Config:       []config.RuleSection{arcConfig},
 		MachineLocal: true,
+		Config: []config.RuleSection{
+			arcConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameARCThrottle,
 			Thresholds: arcConfig.thresholds("throttle", "throttle_hold"),
@@ -50,8 +52,10 @@ func arcHitRatioRule() Rule {
 	return Rule{
 		Reads:        []string{facts.KindARC},
 		Eval:         arcEval(ruleARCHitRatio),
-		Config:       []config.RuleSection{arcConfig},
 		MachineLocal: true,
+		Config: []config.RuleSection{
+			arcConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameARCHitRatio,
 			For:        30 * time.Minute,

@@ -69,9 +69,11 @@ func (c capacitySettings) validate(p string, errs *config.Errors) {
 
 func poolCapacityRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolCapacity},
-		Eval:   poolCapacityEval(rulePoolCapacity),
-		Config: []config.RuleSection{capacityConfig},
+		Reads: []string{facts.KindZpoolCapacity},
+		Eval:  poolCapacityEval(rulePoolCapacity),
+		Config: []config.RuleSection{
+			capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       namePoolCapacity,
 			For:        5 * time.Minute,

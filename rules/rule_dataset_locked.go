@@ -28,9 +28,11 @@ func (d datasetSettings) validate(p string, errs *config.Errors) {
 
 func datasetLockedRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindDatasets},
-		Eval:   datasetEval(ruleDatasetLocked),
-		Config: []config.RuleSection{datasetsConfig},
+		Reads: []string{facts.KindDatasets},
+		Eval:  datasetEval(ruleDatasetLocked),
+		Config: []config.RuleSection{
+			datasetsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDatasetLocked,
 			// Longer than the datasets collector's interval: a key being
@@ -44,9 +46,11 @@ func datasetLockedRule() Rule {
 
 func keyFileProblemRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindDatasets},
-		Eval:   datasetEval(ruleKeyFileProblem),
-		Config: []config.RuleSection{datasetsConfig},
+		Reads: []string{facts.KindDatasets},
+		Eval:  datasetEval(ruleKeyFileProblem),
+		Config: []config.RuleSection{
+			datasetsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameKeyFileProblem,
 			For:       10 * time.Minute,

@@ -14,9 +14,11 @@ import (
 
 func datasetNotMountedRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindDatasets},
-		Eval:   datasetEval(ruleDatasetNotMounted),
-		Config: []config.RuleSection{datasetsConfig, replicationConfig},
+		Reads: []string{facts.KindDatasets},
+		Eval:  datasetEval(ruleDatasetNotMounted),
+		Config: []config.RuleSection{
+			datasetsConfig, replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDatasetNotMounted,
 			// Longer than the datasets collector's 5 min interval: a dataset

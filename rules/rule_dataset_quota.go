@@ -14,9 +14,11 @@ import (
 
 func datasetQuotaRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindDatasets},
-		Eval:   datasetEval(ruleDatasetQuota),
-		Config: []config.RuleSection{capacityConfig},
+		Reads: []string{facts.KindDatasets},
+		Eval:  datasetEval(ruleDatasetQuota),
+		Config: []config.RuleSection{
+			capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameDatasetQuota,
 			For:        5 * time.Minute,

@@ -81,9 +81,11 @@ func (d diskSettings) validate(p string, errs *config.Errors) {
 
 func diskVanishedRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindDisks, facts.KindDiskForget, facts.KindZpoolStatus},
-		Eval:   poolsEval(ruleDiskVanished),
-		Config: []config.RuleSection{disksConfig},
+		Reads: []string{facts.KindDisks, facts.KindDiskForget, facts.KindZpoolStatus},
+		Eval:  poolsEval(ruleDiskVanished),
+		Config: []config.RuleSection{
+			disksConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDiskVanished,
 			// A USB disk that resets comes back under a new kernel name

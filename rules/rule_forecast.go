@@ -13,9 +13,11 @@ import (
 
 func fullForecastRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolCapacity},
-		Eval:   poolCapacityEval(ruleFullForecast),
-		Config: []config.RuleSection{capacityConfig},
+		Reads: []string{facts.KindZpoolCapacity},
+		Eval:  poolCapacityEval(ruleFullForecast),
+		Config: []config.RuleSection{
+			capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       namePoolFullForecast,
 			For:        time.Hour,

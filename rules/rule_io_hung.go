@@ -13,9 +13,11 @@ import (
 
 func ioHungRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolEvent},
-		Eval:   poolsEval(ruleIOHung),
-		Config: []config.RuleSection{slowIOConfig},
+		Reads: []string{facts.KindZpoolEvent},
+		Eval:  poolsEval(ruleIOHung),
+		Config: []config.RuleSection{
+			slowIOConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameIOHung,
 			Thresholds: slowIOConfig.thresholds("clear"),

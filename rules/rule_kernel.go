@@ -46,9 +46,11 @@ func (k kernelSettings) validate(p string, errs *config.Errors) {
 
 func kernelDiskErrorsRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindKernelLog},
-		Eval:   kernelEval(ruleKernelDiskErrors),
-		Config: []config.RuleSection{kernelConfig},
+		Reads: []string{facts.KindKernelLog},
+		Eval:  kernelEval(ruleKernelDiskErrors),
+		Config: []config.RuleSection{
+			kernelConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameKernelDiskErrors,
 			Thresholds: kernelThresholds(),
@@ -61,9 +63,11 @@ func kernelDiskErrorsRule() Rule {
 
 func linkResetsRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindKernelLog},
-		Eval:   kernelEval(ruleLinkResets),
-		Config: []config.RuleSection{kernelConfig},
+		Reads: []string{facts.KindKernelLog},
+		Eval:  kernelEval(ruleLinkResets),
+		Config: []config.RuleSection{
+			kernelConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameLinkResets,
 			Thresholds: kernelThresholds(),

@@ -12,9 +12,11 @@ import (
 
 func nvmeRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSmart},
-		Eval:   diskEval(ruleNVMe),
-		Config: []config.RuleSection{smartConfig},
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleNVMe),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameNVMeCriticalWarning,
 			Severity:  "critical",

@@ -26,9 +26,11 @@ func (s poolSettings) validate(p string, errs *config.Errors) {
 
 func poolMissingRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindPoolImport, facts.KindPoolForget},
-		Eval:   poolsEval(rulePoolMissing),
-		Config: []config.RuleSection{poolsConfig},
+		Reads: []string{facts.KindZpoolStatus, facts.KindZpoolCapacity, facts.KindPoolImport, facts.KindPoolForget},
+		Eval:  poolsEval(rulePoolMissing),
+		Config: []config.RuleSection{
+			poolsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: namePoolMissing,
 			// An export and import by hand takes seconds.

@@ -28,9 +28,11 @@ func (r redundancySettings) validate(p string, errs *config.Errors) {
 
 func redundancyRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus},
-		Eval:   poolEval(ruleRedundancy),
-		Config: []config.RuleSection{redundancyConfig},
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleRedundancy),
+		Config: []config.RuleSection{
+			redundancyConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:        nameRedundancy,
 			Thresholds:  redundancyConfig.thresholds("critical_margin"),

@@ -49,9 +49,11 @@ func datasetAges(errs *config.Errors, p string, list []datasetAge) {
 
 func replicationStaleRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSnapshots, facts.KindDatasets},
-		Eval:   snapshotEval(ruleReplicationStale),
-		Config: []config.RuleSection{replicationConfig},
+		Reads: []string{facts.KindSnapshots, facts.KindDatasets},
+		Eval:  snapshotEval(ruleReplicationStale),
+		Config: []config.RuleSection{
+			replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameReplicationStale,
 			Severity:  "warning",

@@ -27,9 +27,11 @@ func (s scrubSettings) validate(p string, errs *config.Errors) {
 
 func scrubRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus},
-		Eval:   poolEval(ruleScrub),
-		Config: []config.RuleSection{scrubConfig},
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleScrub),
+		Config: []config.RuleSection{
+			scrubConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameScrubNever,
 			For:       24 * time.Hour,

@@ -10,9 +10,11 @@ import (
 
 func scsiDefectsRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSmart},
-		Eval:   diskEval(ruleSCSIDefects),
-		Config: []config.RuleSection{smartConfig},
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSCSIDefects),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSCSIGrownDefects,
 			Thresholds: smartConfig.thresholds("grown_defects.warning", "grown_defects.critical"),

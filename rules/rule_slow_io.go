@@ -38,9 +38,11 @@ func (s slowIOSettings) validate(p string, errs *config.Errors) {
 
 func slowIORule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus, facts.KindZpoolEvent},
-		Eval:   poolEval(ruleSlowIO),
-		Config: []config.RuleSection{slowIOConfig},
+		Reads: []string{facts.KindZpoolStatus, facts.KindZpoolEvent},
+		Eval:  poolEval(ruleSlowIO),
+		Config: []config.RuleSection{
+			slowIOConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSlowIO,
 			Thresholds: slowIOConfig.thresholds("rises", "window", "clear"),

@@ -10,9 +10,11 @@ import (
 
 func smartAttributesRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSmart},
-		Eval:   diskEval(ruleSmartAttributes),
-		Config: []config.RuleSection{smartConfig},
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartAttributes),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameSmartAttribute,
 			Thresholds: smartConfig.thresholds(

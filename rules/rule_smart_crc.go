@@ -12,9 +12,11 @@ import (
 
 func smartCRCRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSmart},
-		Eval:   diskEval(ruleSmartCRC),
-		Config: []config.RuleSection{smartConfig, errorsConfig},
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartCRC),
+		Config: []config.RuleSection{
+			smartConfig, errorsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSmartCRC,
 			Thresholds: []Threshold{smartConfig.threshold("crc_warning"), errorsConfig.threshold("hold")},

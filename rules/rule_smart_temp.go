@@ -13,9 +13,11 @@ import (
 
 func smartTemperatureRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSmart},
-		Eval:   diskEval(ruleSmartTemperature),
-		Config: []config.RuleSection{smartConfig},
+		Reads: []string{facts.KindSmart},
+		Eval:  diskEval(ruleSmartTemperature),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSmartTemperature,
 			For:        10 * time.Minute,

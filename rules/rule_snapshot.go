@@ -44,9 +44,11 @@ func (s snapshotSettings) validate(p string, errs *config.Errors) {
 
 func snapshotStaleRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSnapshots},
-		Eval:   snapshotEval(ruleSnapshotStale),
-		Config: []config.RuleSection{snapshotsConfig, replicationConfig},
+		Reads: []string{facts.KindSnapshots},
+		Eval:  snapshotEval(ruleSnapshotStale),
+		Config: []config.RuleSection{
+			snapshotsConfig, replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotStale,
 			Thresholds: snapshotsConfig.thresholds("grace"),
@@ -59,9 +61,11 @@ func snapshotStaleRule() Rule {
 
 func snapshotCountRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindSnapshots},
-		Eval:   snapshotEval(ruleSnapshotCount),
-		Config: []config.RuleSection{snapshotsConfig},
+		Reads: []string{facts.KindSnapshots},
+		Eval:  snapshotEval(ruleSnapshotCount),
+		Config: []config.RuleSection{
+			snapshotsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotCount,
 			For:        time.Hour,
@@ -74,9 +78,11 @@ func snapshotCountRule() Rule {
 
 func snapshotSpaceRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolCapacity, facts.KindDatasets},
-		Eval:   poolCapacityEval(ruleSnapshotSpace),
-		Config: []config.RuleSection{snapshotsConfig, capacityConfig},
+		Reads: []string{facts.KindZpoolCapacity, facts.KindDatasets},
+		Eval:  poolCapacityEval(ruleSnapshotSpace),
+		Config: []config.RuleSection{
+			snapshotsConfig, capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotSpace,
 			For:        30 * time.Minute,

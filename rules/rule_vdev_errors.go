@@ -41,9 +41,11 @@ func (e errorSettings) validate(p string, errs *config.Errors) {
 
 func vdevErrorsRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus},
-		Eval:   poolEval(ruleVdevErrors),
-		Config: []config.RuleSection{errorsConfig},
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleVdevErrors),
+		Config: []config.RuleSection{
+			errorsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameVdevErrors,
 			// A disk that drops out shows I/O errors for a second or two

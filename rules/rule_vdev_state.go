@@ -12,9 +12,11 @@ import (
 
 func vdevStateRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindZpoolStatus},
-		Eval:   poolEval(ruleVdevState),
-		Config: []config.RuleSection{redundancyConfig},
+		Reads: []string{facts.KindZpoolStatus},
+		Eval:  poolEval(ruleVdevState),
+		Config: []config.RuleSection{
+			redundancyConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:        nameVdevState,
 			Thresholds:  redundancyConfig.thresholds("critical_margin"),

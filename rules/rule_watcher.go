@@ -53,9 +53,11 @@ func SetSilentAfter(cfg *config.RulesConfig, d time.Duration) {
 
 func collectorStaleRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindHeartbeat, facts.KindCollectorError},
-		Eval:   watcherEval(ruleCollectorStale),
-		Config: []config.RuleSection{watcherConfig},
+		Reads: []string{facts.KindHeartbeat, facts.KindCollectorError},
+		Eval:  watcherEval(ruleCollectorStale),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameCollectorStale,
 			// zpool list waits while zpool create or import holds the pool
@@ -72,9 +74,11 @@ func collectorStaleRule() Rule {
 
 func hostSilentRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindHeartbeat},
-		Eval:   watcherEval(ruleHostSilent),
-		Config: []config.RuleSection{watcherConfig},
+		Reads: []string{facts.KindHeartbeat},
+		Eval:  watcherEval(ruleHostSilent),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameHostSilent,
 			Thresholds: watcherConfig.thresholds("silent_after"),
@@ -86,9 +90,11 @@ func hostSilentRule() Rule {
 
 func commandHangsRule() Rule {
 	return Rule{
-		Reads:  []string{facts.KindCollectorError, facts.KindPoolKstat},
-		Eval:   watcherEval(ruleCommandHangs),
-		Config: []config.RuleSection{watcherConfig},
+		Reads: []string{facts.KindCollectorError, facts.KindPoolKstat},
+		Eval:  watcherEval(ruleCommandHangs),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameCommandHangs,
 			Thresholds: watcherConfig.thresholds("timeout_repeats"),
