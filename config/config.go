@@ -292,6 +292,7 @@ func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
 		for _, p := range yamlcheck.Check(&root, reflect.TypeFor[Config](), yamlcheck.Options{}) {
 			errs.addProblem(p)
 		}
+		checkRules(&root, cat, &errs)
 		checkChannels(&root, cat, &errs)
 		if len(errs) > 0 {
 			return nil, errs
@@ -442,7 +443,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	c.HTTP.validate(errs)
 	c.History.validate(errs)
 	c.Memory.validate(errs)
-	c.Rules.validate("rules", errs, cat.Rules)
+	c.Rules.validate("rules", errs, cat)
 	c.Notify.validate("notify", errs, cat)
 }
 

@@ -4,14 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/internal/testutil"
-	"github.com/zwatch/zwatch/internal/yamlcheck"
-	"gopkg.in/yaml.v3"
 )
 
 func TestBadConfigsNameTheKey(t *testing.T) {
@@ -140,53 +137,6 @@ func TestMissingFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "zwatch.example.yaml") {
 		t.Fatalf("got %v", err)
 	}
-}
-
-// TestExampleConfigIsValidAndComplete keeps configs/zwatch.example.yaml
-// honest: it loads, and it shows every key zwatch knows.
-func TestExampleConfigIsValidAndComplete(t *testing.T) {
-	const path = "../configs/zwatch.example.yaml"
-	if _, err := Load(path, testCatalog); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	join := func(path, k string) string {
-		if path == "" {
-			return k
-		}
-		return path + "." + k
-	}
-	unmarshalerType := reflect.TypeFor[yaml.Unmarshaler]()
-	var walkNode func(n *yaml.Node, prefix string)
-	walkNode = func(n *yaml.Node, prefix string) {
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := join(prefix, n.Content[i].Value)
-			have[p] = true
-			walkNode(n.Content[i+1], p)
-		}
-	}
-	walkNode(root.Content[0], "")
-	var walkType func(tp reflect.Type, prefix string)
-	walkType = func(tp reflect.Type, prefix string) {
-		for name, f := range yamlcheck.Fields(tp) {
-			p := join(prefix, name)
-			if !have[p] {
-				t.Errorf("configs/zwatch.example.yaml does not show key %s", p)
-			}
-			if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(unmarshalerType) {
-				walkType(f.Type, p)
-			}
-		}
-	}
-	walkType(reflect.TypeOf(Config{}), "")
 }
 
 func TestBoundedReads(t *testing.T) {

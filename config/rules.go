@@ -2,238 +2,89 @@ package config
 
 import (
 	"fmt"
-	"path"
+	"maps"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/zwatch/zwatch/internal/yamlcheck"
 )
 
-// RulesConfig holds the rule engine's thresholds and alert lifecycle. Every
+// RulesConfig is the rules: section: the alert lifecycle every rule shares,
+// and the sections the rules own (rules.kernel, rules.capacity, ...). Every
 // key and its default is described in docs/rules.md.
+//
+// Only what no one rule owns is a field here. A rule's thresholds belong to
+// the rule file that reads them, which defines its section
+// (rules.defineConfig) and hands it to config through the catalogue
+// (Catalog.RuleSections). A section that several rules read is owned by one
+// of them; code outside the engine that needs a threshold (the status
+// page's watcher.silent_after) asks the rules package for it
+// (rules.SilentAfter), so that the key has one owner and one reading.
+// Adding a rule with a threshold thus changes nothing here.
 type RulesConfig struct {
 	// GroupWait gathers alerts that start together (an enclosure losing six
 	// disks) into one notification.
-	GroupWait Duration `yaml:"group_wait"`
+	GroupWait Duration `yaml:"group_wait" doc:"alerts starting together (an enclosure losing six disks) become one notification"`
 	// GroupInterval is the least time between two notifications of one
 	// alert when only its count grew or a new event of its kind came (as
 	// Alertmanager's group_interval): the later count goes in one follow-up.
-	GroupInterval Duration `yaml:"group_interval"`
+	GroupInterval Duration `yaml:"group_interval" doc:"a firing alert whose count grew is sent again at most this often (a higher severity goes at once)"`
 	// RepeatCritical and RepeatWarning: how often a still-firing alert is sent again.
-	RepeatCritical Duration `yaml:"repeat_critical"`
-	RepeatWarning  Duration `yaml:"repeat_warning"`
+	RepeatCritical Duration `yaml:"repeat_critical" doc:"a still-firing critical alert is sent again after this"`
+	RepeatWarning  Duration `yaml:"repeat_warning" doc:"a still-firing warning is sent again after this"`
 	// MarkTest marks every notification as a test (zwatch simulate); not
 	// settable from the file.
 	MarkTest bool `yaml:"-"`
 	// GroupBy names the labels, besides host (always), that split
 	// notifications into groups. Default: [pool].
-	GroupBy []string `yaml:"group_by"`
+	GroupBy []string `yaml:"group_by" doc:"labels that split notifications (host is always one)"`
 	// For overrides a rule's pending duration, by alert name (PoolCapacity: 15m).
-	For map[string]Duration `yaml:"for"`
+	For map[string]Duration `yaml:"for" doc:"per-alert hold before firing, e.g. {ScrubOverdue: 1h}"`
 	// Disabled lists alert names that are never raised.
-	Disabled []string `yaml:"disabled"`
+	Disabled []string `yaml:"disabled" doc:"alert names to turn off (zwatch rules eval prints the names)"`
 
-	Redundancy  RedundancyRules  `yaml:"redundancy"`
-	Errors      ErrorRules       `yaml:"errors"`
-	Capacity    CapacityRules    `yaml:"capacity"`
-	Scrub       ScrubRules       `yaml:"scrub"`
-	Smart       SmartRules       `yaml:"smart"`
-	ARC         ARCRules         `yaml:"arc"`
-	Watcher     WatcherRules     `yaml:"watcher"`
-	Datasets    DatasetRules     `yaml:"datasets"`
-	Snapshots   SnapshotRules    `yaml:"snapshots"`
-	Replication ReplicationRules `yaml:"replication"`
-	Pools       PoolRules        `yaml:"pools"`
-	Kernel      KernelRules      `yaml:"kernel"`
-	SlowIO      SlowIORules      `yaml:"slow_io"`
-	Disks       DiskRules        `yaml:"disks"`
+	// Sections are the rules' own sections by key (kernel, capacity, ...),
+	// each the value its RuleSection decoded and validated. After Parse
+	// every section of the catalogue is here, its default where the file
+	// sets none of it; a RulesConfig built in code (DefaultRules) has none,
+	// and a rule then reads its section's default.
+	Sections map[string]any `yaml:"-"`
+
+	// node is the rules: mapping as written, kept until the catalogue says
+	// which section decodes which key (validate).
+	node *yaml.Node
+	// order is the catalogue's order of the sections, in which check-config
+	// prints them.
+	order []string
 }
 
-// KernelRules: disk, link and controller errors in the kernel log.
-type KernelRules struct {
-	// BurstGap: records about one disk closer together than this are one
-	// burst (a controller reset logs dozens of lines in a second).
-	BurstGap Duration `yaml:"burst_gap"`
-	// Bursts within Window on one disk are critical; the first is a warning.
-	Bursts int      `yaml:"bursts"`
-	Window Duration `yaml:"window"`
-	// Clear: a disk the kernel has logged nothing about for this long is
-	// resolved.
-	Clear Duration `yaml:"clear"`
+// RuleSection is one section under rules: (rules.kernel), as the rule file
+// that owns it defines it. Config knows the keys every rule shares
+// (RulesConfig); the section owns its keys, their defaults, their decoding
+// and what values make sense — as a ChannelType owns a channel's keys.
+type RuleSection interface {
+	// Key is the section's key under rules:.
+	Key() string
+	// Default is the section's value when the file sets none of it: a
+	// struct whose yaml tags are its keys and whose doc and note tags
+	// document them (RulesExample).
+	Default() any
+	// Decode decodes n, the section as written, over the defaults. Every
+	// value of the wrong kind or type goes to errs under path
+	// (rules.kernel); ok is false when n does not decode.
+	Decode(n *yaml.Node, path string, errs *Errors) (value any, ok bool)
+	// Validate reports the impossible values of value (what Decode or
+	// Default returned) under path.
+	Validate(value any, path string, errs *Errors)
 }
 
-// SlowIORules: I/Os ZFS saw take longer than zio_slow_io_ms, and I/O that hangs.
-type SlowIORules struct {
-	// Rises: a device whose slow-I/O counter rose in this many polls within
-	// Window is SlowIO.
-	Rises  int      `yaml:"rises"`
-	Window Duration `yaml:"window"`
-	// Clear: SlowIO and IOHung resolve after this long without a new slow
-	// I/O or deadman event.
-	Clear Duration `yaml:"clear"`
-}
-
-// DiskRules: disks that leave the machine outside a pool.
-type DiskRules struct {
-	// Ignore lists serial or by-id globs (path.Match) of disks that come and
-	// go on purpose (a rotated USB backup disk): DiskVanished skips them.
-	Ignore []string `yaml:"ignore"`
-}
-
-// DatasetRules: which datasets the lock and mount rules leave alone.
-type DatasetRules struct {
-	// Ignore lists dataset globs (path.Match: * does not cross /) that are
-	// locked or unmounted on purpose: DatasetLocked, DatasetNotMounted and
-	// KeyFileProblem skip them.
-	Ignore []string `yaml:"ignore"`
-}
-
-// DatasetAge is one dataset glob and the age its newest snapshot may reach.
-type DatasetAge struct {
-	// Dataset is a glob (path.Match: * does not cross /); the first entry
-	// that matches a dataset decides.
-	Dataset string `yaml:"dataset"`
-	// MaxAge: older is stale. 0 means the dataset is not checked.
-	MaxAge Duration `yaml:"max_age"`
-}
-
-// SnapshotRules: snapshots that stopped, and snapshots that eat the pool.
-type SnapshotRules struct {
-	// MaxAge sets the newest snapshot's allowed age per dataset glob; a
-	// dataset no entry matches is judged by its snapshot tool's period
-	// (period × 2 + Grace), recognised from the names.
-	MaxAge []DatasetAge `yaml:"max_age"`
-	// Grace is added to twice the recognised period.
-	Grace Duration `yaml:"grace"`
-	// SpaceShare: snapshots holding more than this percentage of a pool's
-	// used space warn, once the pool is past capacity.warning.
-	SpaceShare float64 `yaml:"space_share"`
-	// MaxCount: more snapshots than this on one dataset slow every zfs command.
-	MaxCount int `yaml:"max_count"`
-}
-
-// ReplicationRules: backup targets that stopped receiving.
-type ReplicationRules struct {
-	// Targets are the datasets snapshots are received into (globs), each
-	// with the age its newest snapshot may reach.
-	Targets []DatasetAge `yaml:"targets"`
-}
-
-// PoolRules: pools that are not imported.
-type PoolRules struct {
-	// Exported lists pool globs that are exported on purpose (a backup
-	// pool rotated off-site): their absence is not PoolMissing.
-	Exported []string `yaml:"exported"`
-}
-
-// RedundancyRules: when a lost device margin becomes critical.
-type RedundancyRules struct {
-	// CriticalMargin: a top-level vdev that survives this many more device
-	// failures or fewer is critical; with more, but less than designed, warning.
-	CriticalMargin int `yaml:"critical_margin"`
-}
-
-// ErrorRules govern READ/WRITE/CKSUM counters.
-type ErrorRules struct {
-	// Hold keeps a "new errors" alert firing this long after the last increase.
-	Hold Duration `yaml:"hold"`
-	// RateCount errors within RateWindow on one vdev is critical, as ZED's
-	// diagnosis engine would fault the device (its default: 10 in 10 minutes).
-	RateCount  int      `yaml:"rate_count"`
-	RateWindow Duration `yaml:"rate_window"`
-}
-
-// CapacityRules: pool fullness, dataset quotas and the fill forecast.
-type CapacityRules struct {
-	Warning  float64 `yaml:"warning"`
-	Critical float64 `yaml:"critical"`
-	// Hysteresis (percentage points): a level clears only below its threshold minus this.
-	Hysteresis    float64 `yaml:"hysteresis"`
-	QuotaWarning  float64 `yaml:"quota_warning"`
-	QuotaCritical float64 `yaml:"quota_critical"`
-	// ForecastWindow is the history a linear fit uses; ForecastMinSpan the
-	// least history before a forecast is believed.
-	ForecastWindow  Duration `yaml:"forecast_window"`
-	ForecastMinSpan Duration `yaml:"forecast_min_span"`
-	// ForecastWarning / ForecastCritical: "full within" horizons; 0 turns one off.
-	ForecastWarning  Duration `yaml:"forecast_warning"`
-	ForecastCritical Duration `yaml:"forecast_critical"`
-}
-
-// ScrubRules: how stale and how stuck a scrub may get.
-type ScrubRules struct {
-	MaxAge    Duration `yaml:"max_age"`
-	PausedMax Duration `yaml:"paused_max"`
-}
-
-// SmartRules: SMART thresholds. Attribute limits are raw values; 0 turns a
-// level off. Defaults follow Backblaze's drive statistics: any non-zero raw
-// value of 5, 187, 188, 197 or 198 multiplies the failure rate.
-type SmartRules struct {
-	Reallocated       AttrLimits `yaml:"reallocated"`           // 5
-	ReportedUncorrect AttrLimits `yaml:"reported_uncorrect"`    // 187
-	CommandTimeout    AttrLimits `yaml:"command_timeout"`       // 188
-	Pending           AttrLimits `yaml:"pending"`               // 197
-	OfflineUncorrect  AttrLimits `yaml:"offline_uncorrectable"` // 198
-	// CRCWarning: UDMA CRC errors (199) at or above this warn about the
-	// cable or USB enclosure.
-	CRCWarning   uint64     `yaml:"crc_warning"`
-	GrownDefects AttrLimits `yaml:"grown_defects"` // SCSI grown defect list
-	MediaErrors  AttrLimits `yaml:"nvme_media_errors"`
-	// Temperatures in °C, used where the drive reports no thresholds itself.
-	HDDTempWarning  int `yaml:"hdd_temp_warning"`
-	HDDTempCritical int `yaml:"hdd_temp_critical"`
-	SSDTempWarning  int `yaml:"ssd_temp_warning"`
-	SSDTempCritical int `yaml:"ssd_temp_critical"`
-	// NVMeSpareWarning: available spare (%) at or below this warns; at or
-	// below the drive's own threshold is critical.
-	NVMeSpareWarning int `yaml:"nvme_spare_warning"`
-	// NVMeUsedWarning: percentage_used (endurance consumed) at or above this warns.
-	NVMeUsedWarning int `yaml:"nvme_used_warning"`
-	// Overrides silence or re-threshold one attribute of one disk or model
-	// whose vendor reports bogus values.
-	Overrides []SmartOverride `yaml:"overrides"`
-}
-
-// AttrLimits are the raw-value levels of one counter attribute.
-type AttrLimits struct {
-	Warning  uint64 `yaml:"warning"`
-	Critical uint64 `yaml:"critical"`
-}
-
-// SmartOverride applies to the disks matching Serial (exact) or Model (a
-// glob such as "ST4000DM004*"). Attribute is an ATA id (5, 187, 188, 194 for
-// temperature in °C, 197, 198, 199).
-type SmartOverride struct {
-	Serial    string  `yaml:"serial"`
-	Model     string  `yaml:"model"`
-	Attribute int     `yaml:"attribute"`
-	Ignore    bool    `yaml:"ignore"`
-	Warning   *uint64 `yaml:"warning"`
-	Critical  *uint64 `yaml:"critical"`
-}
-
-// ARCRules: ARC memory pressure and, if wanted, its effectiveness.
-type ARCRules struct {
-	Throttle bool `yaml:"throttle"`
-	// ThrottleHold keeps a throttling alert this long after the last throttle.
-	ThrottleHold Duration `yaml:"throttle_hold"`
-	// MinHitRatio (0..1) warns below it; 0 turns the rule off.
-	MinHitRatio float64 `yaml:"min_hit_ratio"`
-}
-
-// WatcherRules: alerts about zwatch's own view of the machine.
-type WatcherRules struct {
-	// StaleIntervals: a collector silent for this many of its intervals is stale.
-	StaleIntervals int `yaml:"stale_intervals"`
-	// SilentAfter: a host whose heartbeat is this old is silent.
-	SilentAfter Duration `yaml:"silent_after"`
-	// TimeoutRepeats: this many timeouts in a row mean the command hangs.
-	TimeoutRepeats int `yaml:"timeout_repeats"`
-}
-
-// DefaultRules are the thresholds used when the file sets none.
+// DefaultRules are the shared keys' values when the file sets none; each
+// section's default is its RuleSection's.
 func DefaultRules() RulesConfig {
 	return RulesConfig{
 		GroupWait:      Duration(10 * time.Second),
@@ -241,42 +92,82 @@ func DefaultRules() RulesConfig {
 		RepeatCritical: Duration(4 * time.Hour),
 		RepeatWarning:  Duration(24 * time.Hour),
 		GroupBy:        []string{"pool"},
-		Errors: ErrorRules{
-			Hold:       Duration(24 * time.Hour),
-			RateCount:  10,
-			RateWindow: Duration(10 * time.Minute),
-		},
-		Capacity: CapacityRules{
-			Warning: 80, Critical: 90, Hysteresis: 3,
-			QuotaWarning: 90, QuotaCritical: 98,
-			ForecastWindow:   Duration(7 * 24 * time.Hour),
-			ForecastMinSpan:  Duration(24 * time.Hour),
-			ForecastWarning:  Duration(14 * 24 * time.Hour),
-			ForecastCritical: Duration(3 * 24 * time.Hour),
-		},
-		Scrub: ScrubRules{MaxAge: Duration(35 * 24 * time.Hour), PausedMax: Duration(8 * time.Hour)},
-		Smart: SmartRules{
-			Reallocated:       AttrLimits{Warning: 1, Critical: 50},
-			ReportedUncorrect: AttrLimits{Warning: 1, Critical: 10},
-			CommandTimeout:    AttrLimits{Warning: 1, Critical: 100},
-			Pending:           AttrLimits{Warning: 1, Critical: 10},
-			OfflineUncorrect:  AttrLimits{Warning: 1, Critical: 10},
-			CRCWarning:        1,
-			GrownDefects:      AttrLimits{Warning: 1, Critical: 100},
-			MediaErrors:       AttrLimits{Warning: 1, Critical: 10},
-			HDDTempWarning:    55, HDDTempCritical: 60,
-			SSDTempWarning: 70, SSDTempCritical: 80,
-			NVMeSpareWarning: 20, NVMeUsedWarning: 90,
-		},
-		ARC:       ARCRules{Throttle: true, ThrottleHold: Duration(time.Hour)},
-		Watcher:   WatcherRules{StaleIntervals: 3, SilentAfter: Duration(3 * time.Minute), TimeoutRepeats: 3},
-		Snapshots: SnapshotRules{Grace: Duration(time.Hour), SpaceShare: 50, MaxCount: 10000},
-		Kernel:    KernelRules{BurstGap: Duration(time.Minute), Bursts: 3, Window: Duration(time.Hour), Clear: Duration(24 * time.Hour)},
-		SlowIO:    SlowIORules{Rises: 2, Window: Duration(time.Hour), Clear: Duration(6 * time.Hour)},
 	}
 }
 
-func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
+var (
+	typeOfSharedRules = reflect.TypeFor[sharedRules]()
+	typeOfStringMap   = reflect.TypeFor[map[string]any]()
+)
+
+// ruleKeys are the keys of RulesConfig's own fields, the keys every
+// rules: section has besides the catalogue's sections.
+var ruleKeys = func() []string {
+	var keys []string
+	for k := range yamlcheck.Fields(typeOfSharedRules) {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}()
+
+// sharedRules is RulesConfig without its YAML methods, to decode and print
+// the shared keys the way any struct is.
+type sharedRules RulesConfig
+
+// UnmarshalYAML takes the shared keys and keeps the mapping for the
+// sections. It never fails: checkRules, which knows the catalogue, reports
+// every problem with its key path before the file is decoded, and yamlcheck,
+// which runs before that, decodes the section through here.
+func (r *RulesConfig) UnmarshalYAML(n *yaml.Node) error {
+	m := resolve(n)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	shared := mappingLike(m)
+	for k, v := range firstKeys(m) {
+		if slices.Contains(ruleKeys, k.Value) {
+			shared.Content = append(shared.Content, k, v)
+		}
+	}
+	_ = shared.Decode((*sharedRules)(r))
+	r.node = m
+	return nil
+}
+
+// MarshalYAML writes the shared keys followed by the sections, in the
+// catalogue's order, as one mapping the way the file has them.
+func (r RulesConfig) MarshalYAML() (any, error) {
+	var out yaml.Node
+	if err := out.Encode((*sharedRules)(&r)); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	for _, key := range r.sectionKeys() {
+		var k, v yaml.Node
+		k.SetString(key)
+		if err := v.Encode(r.Sections[key]); err != nil {
+			return nil, fmt.Errorf("rules.%s: %w", key, err)
+		}
+		out.Content = append(out.Content, &k, &v)
+	}
+	return &out, nil
+}
+
+// sectionKeys are the keys of Sections: the catalogue's order, then any
+// set in code, sorted.
+func (r *RulesConfig) sectionKeys() []string {
+	keys := slices.Clone(r.order)
+	rest := slices.Sorted(maps.Keys(r.Sections))
+	for _, k := range rest {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func (r *RulesConfig) validate(p string, errs *Errors, cat Catalog) {
+	knownRules := cat.Rules
 	if r.GroupWait.D() < 0 || r.GroupWait.D() > 10*time.Minute {
 		errs.add(p+".group_wait", FormatDuration(r.GroupWait.D()), "must be between 0s and 10m")
 	}
@@ -311,164 +202,122 @@ func (r *RulesConfig) validate(p string, errs *Errors, knownRules []string) {
 			errs.add(fmt.Sprintf("%s.disabled[%d]", p, i), n, "unknown alert name%s; known: %s", yamlcheck.Suggest(n, knownRules), strings.Join(knownRules, ", "))
 		}
 	}
-	if r.Redundancy.CriticalMargin < 0 || r.Redundancy.CriticalMargin > 2 {
-		errs.add(p+".redundancy.critical_margin", r.Redundancy.CriticalMargin, "must be 0, 1 or 2")
-	}
-	positive(errs, p+".errors.hold", r.Errors.Hold, time.Minute)
-	if r.Errors.RateCount < 1 {
-		errs.add(p+".errors.rate_count", r.Errors.RateCount, "must be at least 1")
-	}
-	positive(errs, p+".errors.rate_window", r.Errors.RateWindow, time.Minute)
-	positive(errs, p+".kernel.burst_gap", r.Kernel.BurstGap, time.Second)
-	positive(errs, p+".kernel.window", r.Kernel.Window, time.Minute)
-	positive(errs, p+".kernel.clear", r.Kernel.Clear, time.Minute)
-	if r.Kernel.Bursts < 2 {
-		errs.add(p+".kernel.bursts", r.Kernel.Bursts, "must be at least 2 (the first burst is the warning; this many within kernel.window are critical)")
-	}
-	if r.Kernel.BurstGap.D() >= r.Kernel.Window.D() {
-		errs.add(p+".kernel.burst_gap", FormatDuration(r.Kernel.BurstGap.D()), "must be shorter than kernel.window (%s)", FormatDuration(r.Kernel.Window.D()))
-	}
-	if r.SlowIO.Rises < 1 {
-		errs.add(p+".slow_io.rises", r.SlowIO.Rises, "must be at least 1")
-	}
-	positive(errs, p+".slow_io.window", r.SlowIO.Window, time.Minute)
-	positive(errs, p+".slow_io.clear", r.SlowIO.Clear, time.Minute)
-	for i, g := range r.Disks.Ignore {
-		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
-			errs.add(fmt.Sprintf("%s.disks.ignore[%d]", p, i), g, "want a serial or by-id glob such as WD-WX32* or usb-Seagate_*")
-		}
-	}
+	r.decodeSections(p, errs, cat)
+}
 
-	c := r.Capacity
-	percent(errs, p+".capacity.warning", c.Warning)
-	percent(errs, p+".capacity.critical", c.Critical)
-	if c.Warning >= c.Critical {
-		errs.add(p+".capacity.warning", c.Warning, "must be below capacity.critical (%g)", c.Critical)
+// decodeSections has each section of the catalogue decode its part of the
+// file, or take its default, and validate it.
+func (r *RulesConfig) decodeSections(p string, errs *Errors, cat Catalog) {
+	written := map[string]*yaml.Node{}
+	if r.node != nil {
+		for k, v := range firstKeys(r.node) {
+			written[k.Value] = v
+		}
 	}
-	if c.Hysteresis < 0 || c.Hysteresis >= c.Warning {
-		errs.add(p+".capacity.hysteresis", c.Hysteresis, "must be 0 or more and below capacity.warning")
+	r.Sections = make(map[string]any, len(cat.RuleSections))
+	r.order = make([]string, 0, len(cat.RuleSections))
+	for _, s := range cat.RuleSections {
+		key, sp := s.Key(), p+"."+s.Key()
+		value := s.Default()
+		if n := written[key]; isSet(n) {
+			v, ok := s.Decode(n, sp, errs)
+			if !ok {
+				continue
+			}
+			value = v
+		}
+		s.Validate(value, sp, errs)
+		r.Sections[key] = value
+		r.order = append(r.order, key)
 	}
-	percent(errs, p+".capacity.quota_warning", c.QuotaWarning)
-	percent(errs, p+".capacity.quota_critical", c.QuotaCritical)
-	if c.QuotaWarning >= c.QuotaCritical {
-		errs.add(p+".capacity.quota_warning", c.QuotaWarning, "must be below capacity.quota_critical (%g)", c.QuotaCritical)
-	}
-	positive(errs, p+".capacity.forecast_window", c.ForecastWindow, time.Hour)
-	positive(errs, p+".capacity.forecast_min_span", c.ForecastMinSpan, time.Minute)
-	if c.ForecastMinSpan.D() > c.ForecastWindow.D() {
-		errs.add(p+".capacity.forecast_min_span", FormatDuration(c.ForecastMinSpan.D()), "must not exceed capacity.forecast_window (%s)", FormatDuration(c.ForecastWindow.D()))
-	}
-	if c.ForecastWarning.D() < 0 || c.ForecastCritical.D() < 0 {
-		errs.add(p+".capacity.forecast_warning", nil, "forecast horizons must not be negative")
-	}
-	if c.ForecastCritical.D() > 0 && c.ForecastWarning.D() > 0 && c.ForecastCritical.D() >= c.ForecastWarning.D() {
-		errs.add(p+".capacity.forecast_critical", FormatDuration(c.ForecastCritical.D()), "must be shorter than capacity.forecast_warning (%s)", FormatDuration(c.ForecastWarning.D()))
-	}
+}
 
-	positive(errs, p+".scrub.max_age", r.Scrub.MaxAge, time.Hour)
-	positive(errs, p+".scrub.paused_max", r.Scrub.PausedMax, time.Minute)
-
-	s := r.Smart
-	for _, a := range []struct {
-		key string
-		l   AttrLimits
-	}{{"reallocated", s.Reallocated}, {"reported_uncorrect", s.ReportedUncorrect}, {"command_timeout", s.CommandTimeout},
-		{"pending", s.Pending}, {"offline_uncorrectable", s.OfflineUncorrect}, {"grown_defects", s.GrownDefects}, {"nvme_media_errors", s.MediaErrors}} {
-		if a.l.Critical != 0 && a.l.Warning > a.l.Critical {
-			errs.add(p+".smart."+a.key+".warning", a.l.Warning, "must not exceed %s.critical (%d)", a.key, a.l.Critical)
-		}
+// checkRules does for the rules: section what yamlcheck does for the rest
+// of the file, at the same stage and in document order among its problems:
+// a key neither shared nor a section of the catalogue (with a did-you-mean
+// over all of them), a repeated key, and a value that does not fit its key.
+func checkRules(root *yaml.Node, cat Catalog, errs *Errors) {
+	m := lookup(root, "rules")
+	if m == nil || m.Kind == yaml.ScalarNode && m.Tag == "!!null" {
+		return
 	}
-	temps := []struct {
-		key  string
-		w, c int
-	}{{"hdd_temp", s.HDDTempWarning, s.HDDTempCritical}, {"ssd_temp", s.SSDTempWarning, s.SSDTempCritical}}
-	for _, t := range temps {
-		if t.w < 20 || t.w > 100 {
-			errs.add(p+".smart."+t.key+"_warning", t.w, "must be 20 to 100 (°C)")
+	all := cat.allRuleKeys()
+	var found Errors
+	if m.Kind != yaml.MappingNode {
+		for _, pr := range yamlcheck.Check(m, typeOfStringMap, yamlcheck.Options{}) {
+			pr.Keys = all
+			pr.Message += "; valid keys here: " + strings.Join(all, ", ")
+			found.addProblem(under("rules", pr))
 		}
-		if t.c <= t.w || t.c > 120 {
-			errs.add(p+".smart."+t.key+"_critical", t.c, "must be above %s_warning (%d) and at most 120 (°C)", t.key, t.w)
+		*errs = mergeByLine(*errs, found)
+		return
+	}
+	first := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		p := "rules." + k.Value
+		if line, dup := first[k.Value]; dup {
+			found.addProblem(yamlcheck.Problem{Kind: yamlcheck.DuplicateKey, Path: p, Line: k.Line, Key: k.Value,
+				Message: fmt.Sprintf("given twice (lines %d and %d): keep one", line, k.Line)})
+			continue
 		}
-	}
-	if s.NVMeSpareWarning < 0 || s.NVMeSpareWarning > 100 {
-		errs.add(p+".smart.nvme_spare_warning", s.NVMeSpareWarning, "must be 0 to 100 (%%)")
-	}
-	if s.NVMeUsedWarning < 1 || s.NVMeUsedWarning > 255 {
-		errs.add(p+".smart.nvme_used_warning", s.NVMeUsedWarning, "must be 1 to 255 (%% of rated endurance)")
-	}
-	for i, o := range s.Overrides {
-		op := fmt.Sprintf("%s.smart.overrides[%d]", p, i)
-		if (o.Serial == "") == (o.Model == "") {
-			errs.add(op, nil, "set exactly one of serial or model")
+		first[k.Value] = k.Line
+		if slices.Contains(ruleKeys, k.Value) {
+			one := mappingLike(m)
+			one.Content = []*yaml.Node{k, v}
+			for _, pr := range yamlcheck.Check(one, typeOfSharedRules, yamlcheck.Options{}) {
+				found.addProblem(under("rules", pr))
+			}
+			continue
 		}
-		if o.Model != "" {
-			if _, err := path.Match(o.Model, ""); err != nil {
-				errs.add(op+".model", o.Model, "not a valid glob: %v", err)
+		s, ok := cat.RuleSection(k.Value)
+		if !ok {
+			found.addProblem(yamlcheck.Problem{Kind: yamlcheck.UnknownKey, Path: p, Line: k.Line, Key: k.Value, Keys: all,
+				Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, yamlcheck.Suggest(k.Value, all), strings.Join(all, ", "))})
+			continue
+		}
+		from := len(found)
+		s.Decode(v, p, &found)
+		for _, f := range found[from:] {
+			if f.line == 0 {
+				f.line = k.Line
 			}
 		}
-		switch o.Attribute {
-		case 5, 187, 188, 194, 197, 198, 199:
-		default:
-			errs.add(op+".attribute", o.Attribute, "must be one of 5, 187, 188, 194 (temperature), 197, 198, 199")
-		}
-		if o.Ignore == (o.Warning != nil || o.Critical != nil) {
-			errs.add(op, nil, "set either ignore: true or warning/critical thresholds")
-		}
-		if o.Warning != nil && o.Critical != nil && *o.Warning > *o.Critical {
-			errs.add(op+".warning", *o.Warning, "must not exceed critical (%d)", *o.Critical)
-		}
 	}
-
-	positive(errs, p+".arc.throttle_hold", r.ARC.ThrottleHold, time.Minute)
-	if r.ARC.MinHitRatio < 0 || r.ARC.MinHitRatio >= 1 {
-		errs.add(p+".arc.min_hit_ratio", r.ARC.MinHitRatio, "must be 0 (off) or a ratio below 1, such as 0.8")
-	}
-	if r.Watcher.StaleIntervals < 2 || r.Watcher.StaleIntervals > 100 {
-		errs.add(p+".watcher.stale_intervals", r.Watcher.StaleIntervals, "must be 2 to 100")
-	}
-	positive(errs, p+".watcher.silent_after", r.Watcher.SilentAfter, 30*time.Second)
-	if r.Watcher.TimeoutRepeats < 1 || r.Watcher.TimeoutRepeats > 100 {
-		errs.add(p+".watcher.timeout_repeats", r.Watcher.TimeoutRepeats, "must be 1 to 100")
-	}
-	globs(errs, p+".datasets.ignore", r.Datasets.Ignore, "a dataset glob such as tank/scratch or backup/*")
-	globs(errs, p+".pools.exported", r.Pools.Exported, "a pool glob such as offsite*")
-	datasetAges(errs, p+".snapshots.max_age", r.Snapshots.MaxAge)
-	datasetAges(errs, p+".replication.targets", r.Replication.Targets)
-	if g := r.Snapshots.Grace.D(); g < 0 || g > 7*24*time.Hour {
-		errs.add(p+".snapshots.grace", FormatDuration(g), "must be between 0s and 7d")
-	}
-	percent(errs, p+".snapshots.space_share", r.Snapshots.SpaceShare)
-	if r.Snapshots.MaxCount < 1 {
-		errs.add(p+".snapshots.max_count", r.Snapshots.MaxCount, "must be at least 1 (snapshots per dataset)")
-	}
+	*errs = mergeByLine(*errs, found)
 }
 
-// globs checks a list of dataset or pool globs.
-func globs(errs *Errors, p string, list []string, want string) {
-	for i, g := range list {
-		glob(errs, fmt.Sprintf("%s[%d]", p, i), g, want)
-	}
+// DecodeRuleSection checks n against the struct dst points to, the way the
+// rest of the file is checked, and decodes it over dst's values (the
+// section's defaults). It reports false, with the problems in errs under
+// path, when n does not fit.
+func DecodeRuleSection(n *yaml.Node, path string, dst any, errs *Errors) bool {
+	return DecodeChannelSettings(n, path, dst, errs)
 }
 
-func glob(errs *Errors, p, g, want string) {
-	if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
-		errs.add(p, g, "want %s (* does not cross /)", want)
-	}
-}
-
-// datasetAges checks a glob → max age list.
-func datasetAges(errs *Errors, p string, list []DatasetAge) {
-	for i, a := range list {
-		ep := fmt.Sprintf("%s[%d]", p, i)
-		glob(errs, ep+".dataset", a.Dataset, "a dataset glob such as tank/photos or backup/*")
-		if d := a.MaxAge.D(); d != 0 && d < time.Minute {
-			errs.add(ep+".max_age", FormatDuration(d), "must be at least 1m, or 0 to leave the dataset unchecked")
+// RuleSection is the catalogue's section with key.
+func (c Catalog) RuleSection(key string) (RuleSection, bool) {
+	for _, s := range c.RuleSections {
+		if s.Key() == key {
+			return s, true
 		}
 	}
+	return nil, false
 }
 
-func percent(errs *Errors, p string, v float64) {
-	if v <= 0 || v > 100 {
-		errs.add(p, v, "must be a percentage above 0 and at most 100")
+// allRuleKeys is every key rules: may have, sorted: the shared keys and
+// the catalogue's sections.
+func (c Catalog) allRuleKeys() []string {
+	all := slices.Clone(ruleKeys)
+	for _, s := range c.RuleSections {
+		all = append(all, s.Key())
 	}
+	sort.Strings(all)
+	return slices.Compact(all)
+}
+
+// CheckMinDuration reports d at path when it is shorter than min, in the
+// words every duration of the file is refused with.
+func CheckMinDuration(errs *Errors, path string, d Duration, min time.Duration) {
+	positive(errs, path, d, min)
 }

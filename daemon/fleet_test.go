@@ -139,7 +139,7 @@ notify:
 	}
 	// Below the configurable minimum (30s), so the test stays short; the
 	// agents' heartbeat comes every 500ms.
-	l.Config.Rules.Watcher.SilentAfter = config.Duration(5 * time.Second)
+	rules.SetSilentAfter(&l.Config.Rules, 5*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &fleetServer{cancel: cancel, done: make(chan error, 1)}
 	var log *slog.Logger

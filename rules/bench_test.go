@@ -175,7 +175,9 @@ func BenchmarkObserveStatusDisks(b *testing.B) {
 // scope.
 func BenchmarkTickDatasets(b *testing.B) {
 	e := newTestEngine(func(c *configRules) {
-		c.Replication.Targets = []config.DatasetAge{{Dataset: "backup/*", MaxAge: config.Duration(26 * time.Hour)}}
+		replicationConfig.edit(c, func(r *replicationSettings) {
+			r.Targets = []datasetAge{{Dataset: "backup/*", MaxAge: config.Duration(26 * time.Hour)}}
+		})
 	})
 	now := k1Time(b)
 	observe(b, e, statusEnv(b, cap232+"b1-offline.zpool-status.txt", now), now)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
@@ -38,6 +39,103 @@ func poolReadOnlyRule() Rule {
 	}
 }
 
+const namePoolFragmented = "PoolFragmented"
+
+// fragmentationSettings are rules.fragmentation, the section of
+// poolFragmentedRule, defined in this file only: a rule with a threshold is
+// its settings struct (keys, defaults, docs, validation), its rule, and its
+// line in a catalogue.
+type fragmentationSettings struct {
+	Warning float64 `yaml:"warning" doc:"free-space fragmentation percent (zpool list FRAG) → warning"`
+}
+
+var fragmentationConfig = defineConfig("fragmentation", fragmentationSettings{Warning: 70})
+
+func (f fragmentationSettings) validate(p string, errs *config.Errors) {
+	percent(errs, p+".warning", f.Warning)
+}
+
+func poolFragmentedRule() Rule {
+	return Rule{
+		Reads:  []facts.Kind{facts.ZpoolCapacity},
+		Config: []config.RuleSection{fragmentationConfig},
+		Eval: poolCapacityEval(func(c *evalCtx, p *zfs.PoolList) {
+			if p.FragmentPct == nil || *p.FragmentPct < fragmentationConfig.of(c.cfg).Warning {
+				return
+			}
+			c.emit(cond{name: namePoolFragmented, severity: alert.Warning, pool: p.Name,
+				labels:  map[string]string{"pool": p.Name},
+				summary: fmt.Sprintf("pool %s is %g %% fragmented", p.Name, *p.FragmentPct),
+				desc:    "Its free space is in small pieces: writes slow down. Free space, or send it to a new pool."})
+		}),
+		Alerts: []AlertInfo{{
+			Name:        namePoolFragmented,
+			Thresholds:  fragmentationConfig.thresholds("warning"),
+			Severity:    "warning",
+			Condition:   "free-space fragmentation (`zpool list` FRAG) at or above `fragmentation.warning` ({fragmentation.warning} %)",
+			InhibitedBy: []InhibitRule{poolDown()},
+		}},
+	}
+}
+
+// A rule with a threshold is its file plus a catalogue line too: config
+// decodes and validates its section from the file, with its key path in
+// every error; the engine applies the file's value, or the default where
+// the file has none; the example config and docs/rules.md state that
+// default; and the stock catalogue knows nothing of it.
+func TestCatalogueSeamThreshold(t *testing.T) {
+	catalogue := append(Catalogue(), poolFragmentedRule())
+	if err := checkCatalogue(catalogue); err != nil {
+		t.Fatal(err)
+	}
+	file := "rules: {fragmentation: {warning: 60}}"
+	if _, err := config.Parse(strings.NewReader(file), configCatalog(Catalogue())); err == nil || !strings.Contains(err.Error(), "rules.fragmentation: unknown key") {
+		t.Errorf("the stock catalogue accepted a section it does not have: %v", err)
+	}
+	_, err := config.Parse(strings.NewReader("rules: {fragmentation: {warning: 150}}"), configCatalog(catalogue))
+	if want := `rules.fragmentation.warning = "150": must be a percentage above 0 and at most 100`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a bad value: %v, want %s", err, want)
+	}
+	_, err = config.Parse(strings.NewReader("rules: {fragmentation: {warnin: 60}}"), configCatalog(catalogue))
+	if want := `rules.fragmentation.warnin: unknown key (line 1): did you mean "warning"?; valid keys here: warning`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a misspelt key: %v, want %s", err, want)
+	}
+	loaded, err := config.Parse(strings.NewReader(file), configCatalog(catalogue))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	frag := func(pct float64) bus.Envelope {
+		return capEnv(t, []zfs.PoolList{{Name: "tank", CapacityPct: 12, FragmentPct: &pct}}, nil, t0)
+	}
+	fromFile := NewEngineWith(loaded.Config.Rules, catalogue, nil)
+	observe(t, fromFile, frag(65), t0)
+	if a := find(fromFile, namePoolFragmented); a == nil || a.Summary != "pool tank is 65 % fragmented" {
+		t.Errorf("fragmentation.warning 60 from the file did not raise it at 65 %%: %+v", a)
+	}
+	byDefault := NewEngineWith(config.DefaultRules(), catalogue, nil)
+	observe(t, byDefault, frag(65), t0)
+	if a := find(byDefault, namePoolFragmented); a != nil {
+		t.Errorf("raised at 65 %% under its default of 70: %+v", a)
+	}
+	observe(t, byDefault, frag(70), t0)
+	if find(byDefault, namePoolFragmented) == nil {
+		t.Error("not raised at its default of 70 %")
+	}
+
+	example, err := config.RulesExample(ConfigSections(catalogue))
+	if want := "  fragmentation:\n    warning: 70          # free-space fragmentation percent (zpool list FRAG) → warning\n"; err != nil || !strings.HasSuffix(example, want) {
+		t.Errorf("the example config's rules: section ends\n%s\nwant\n%s(%v)", example[max(0, len(example)-200):], want, err)
+	}
+	if _, err := config.Parse(strings.NewReader(example), configCatalog(catalogue)); err != nil {
+		t.Errorf("the example does not read back: %v", err)
+	}
+	table, err := docTable(catalogue)
+	if want := "| `PoolFragmented` | warning | free-space fragmentation (`zpool list` FRAG) at or above `fragmentation.warning` (70 %) |\n"; err != nil || !strings.HasSuffix(table, want) {
+		t.Errorf("docs/rules.md's table does not end with\n%s(%v)", want, err)
+	}
+}
+
 // A new rule is its own declaration plus a catalogue that lists it: config
 // accepts its name, the engine runs it in its scope and applies its
 // inhibition, and nothing else changes.
@@ -48,10 +146,10 @@ func TestCatalogueSeam(t *testing.T) {
 	}
 
 	file := "rules: {for: {PoolReadOnly: 1m}}"
-	if _, err := config.Parse(strings.NewReader(file), config.Catalog{Rules: AlertNames(Catalogue())}); err == nil || !strings.Contains(err.Error(), "rules.for.PoolReadOnly") {
+	if _, err := config.Parse(strings.NewReader(file), configCatalog(Catalogue())); err == nil || !strings.Contains(err.Error(), "rules.for.PoolReadOnly") {
 		t.Errorf("the stock catalogue accepted an alert it does not have: %v", err)
 	}
-	loaded, err := config.Parse(strings.NewReader(file), config.Catalog{Rules: AlertNames(catalogue)})
+	loaded, err := config.Parse(strings.NewReader(file), configCatalog(catalogue))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,15 @@ func checkCatalogue(catalogue []Rule) error {
 	}
 	var errs []string
 	seen := map[string]bool{}
+	sections := map[string]reflect.Type{}
 	for i, r := range catalogue {
+		for _, s := range r.Config {
+			t := reflect.TypeOf(s.Default())
+			if prev, ok := sections[s.Key()]; ok && prev != t {
+				errs = append(errs, fmt.Sprintf("rule %d: section %s is defined twice (%s and %s): one file defines it, the others name that", i, s.Key(), prev, t))
+			}
+			sections[s.Key()] = t
+		}
 		if r.Scope() == "" || len(r.Alerts) == 0 || len(r.Reads) == 0 {
 			errs = append(errs, fmt.Sprintf("rule %d (%v): needs Eval, Alerts and Reads", i, r.Alerts))
 		}
@@ -47,6 +55,11 @@ func checkCatalogue(catalogue []Rule) error {
 			seen[a.Name] = true
 			if a.Severity == "" || a.Condition == "" {
 				errs = append(errs, a.Name+": needs Severity and Condition for the docs")
+			}
+			for _, th := range a.Thresholds {
+				if _, err := sectionDefault(r, th.Key); err != nil || th.Default == "" {
+					errs = append(errs, fmt.Sprintf("%s: threshold %s is no key of the sections its rule reads (Config)", a.Name, th.Key))
+				}
 			}
 			for _, in := range a.Inhibits {
 				if len(in.Source.Names) > 0 {
@@ -72,47 +85,39 @@ func TestCatalogueWellFormed(t *testing.T) {
 	}
 }
 
-// The defaults the catalogue (and so the docs) states are the ones
-// config.DefaultRules() sets.
+// The defaults the catalogue (and so the docs) states are the ones its
+// config sections have: each threshold is a key of a section its rule
+// reads, and its default as written reads back as that key's default.
 func TestCatalogueDefaultsMatchConfig(t *testing.T) {
-	defaults := reflect.ValueOf(config.DefaultRules())
-	for _, a := range Alerts(Catalogue()) {
-		for _, th := range a.Thresholds {
-			v, err := yamlField(defaults, th.Key)
-			if err != nil {
-				t.Errorf("%s: %v", a.Name, err)
-				continue
-			}
-			if ok, err := sameValue(v, th.Default); err != nil || !ok {
-				shown := fmt.Sprint(v.Interface())
-				if d, isDur := v.Interface().(config.Duration); isDur {
-					shown = config.FormatDuration(d.D())
+	for _, r := range Catalogue() {
+		for _, a := range r.Alerts {
+			for _, th := range a.Thresholds {
+				v, err := sectionDefault(r, th.Key)
+				if err != nil {
+					t.Errorf("%s: %v", a.Name, err)
+					continue
 				}
-				t.Errorf("%s: rules.%s: catalogue says %q, config.DefaultRules() has %s (%v)", a.Name, th.Key, th.Default, shown, err)
+				if ok, err := sameValue(v, th.Default); err != nil || !ok {
+					t.Errorf("%s: rules.%s: catalogue says %q, its section has %v (%v)", a.Name, th.Key, th.Default, v.Interface(), err)
+				}
 			}
 		}
 	}
 }
 
-// yamlField follows a dotted key (smart.pending.warning) through the yaml
-// tags of v's struct fields.
-func yamlField(v reflect.Value, key string) (reflect.Value, error) {
-	for _, part := range strings.Split(key, ".") {
-		if v.Kind() != reflect.Struct {
-			return reflect.Value{}, fmt.Errorf("rules.%s: %s is not a section", key, part)
-		}
-		found := false
-		for i := 0; i < v.NumField(); i++ {
-			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == part {
-				v, found = v.Field(i), true
-				break
+// sectionDefault is the default of key (kernel.bursts) in the section of
+// r's Config that it names.
+func sectionDefault(r Rule, key string) (reflect.Value, error) {
+	section, rest, _ := strings.Cut(key, ".")
+	for _, s := range r.Config {
+		if s.Key() == section {
+			if v, ok := yamlKey(reflect.ValueOf(s.Default()), rest); ok {
+				return v, nil
 			}
-		}
-		if !found {
-			return reflect.Value{}, fmt.Errorf("rules.%s: no key %s in config.RulesConfig", key, part)
+			return reflect.Value{}, fmt.Errorf("rules.%s: section %s has no key %s", key, section, rest)
 		}
 	}
-	return v, nil
+	return reflect.Value{}, fmt.Errorf("rules.%s: the rule's Config has no section %s", key, section)
 }
 
 // sameValue reports whether doc, read as v's type reads it from YAML, is v.
@@ -229,18 +234,6 @@ func expandDoc(a AlertInfo, s string) (string, error) {
 		return m
 	})
 	return out, err
-}
-
-// docDuration writes 5m, 1h, 24h as the docs do.
-func docDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 func TestDocDuration(t *testing.T) {

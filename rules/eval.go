@@ -61,7 +61,7 @@ func EvalFilesAt(files []string, cfg config.RulesConfig, now time.Time) (Evaluat
 func evalFiles(files []string, cfg config.RulesConfig, now time.Time, keep bool) (Evaluation, error) {
 	var capacity facts.CapacityData
 	return evalSteps(EvalHost, len(files), cfg, now, keep, func(i int, at time.Time) (string, []bus.Envelope, error) {
-		envs, err := envelopesOf(files[i], at, &capacity, cfg.Kernel)
+		envs, err := envelopesOf(files[i], at, &capacity, kernelConfig.of(&cfg))
 		return files[i], envs, err
 	})
 }
@@ -136,7 +136,7 @@ func wasSent(h *hostState, fp string) bool {
 // would. A `zfs list -Hp -o name,used,avail,quota,refquota` feeds both the
 // capacity message (the pools' root datasets, for their fullness) and the
 // datasets message (the quotas), as zpool_list and datasets split it now.
-func envelopesOf(file string, at time.Time, last *facts.CapacityData, kcfg config.KernelRules) ([]bus.Envelope, error) {
+func envelopesOf(file string, at time.Time, last *facts.CapacityData, kcfg kernelSettings) ([]bus.Envelope, error) {
 	data, err := input.Read(file, input.MaxToolOutput)
 	if err != nil {
 		return nil, fmt.Errorf("rules eval: %w", err)

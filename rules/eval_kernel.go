@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/model/kernlog"
@@ -46,7 +45,7 @@ type evalBurst struct {
 
 // kernelEnvelopes reads data as a saved kernel log; kernlog.ErrNotKernelLog
 // when it is none.
-func kernelEnvelopes(file string, data []byte, at time.Time, cfg config.KernelRules) ([]bus.Envelope, error) {
+func kernelEnvelopes(file string, data []byte, at time.Time, cfg kernelSettings) ([]bus.Envelope, error) {
 	name := filepath.Base(input.Name(file))
 	// Any file that is no tool output comes here: its first MiB tells a
 	// kernel log, so 60 MiB of something else is not read line by line again.

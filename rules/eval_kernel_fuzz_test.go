@@ -26,7 +26,7 @@ func FuzzEvalKernel(f *testing.F) {
 	}
 	cfg := config.DefaultRules()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		envs, err := kernelEnvelopes("fuzz", data, t0, cfg.Kernel)
+		envs, err := kernelEnvelopes("fuzz", data, t0, kernelConfig.of(&cfg))
 		if err != nil {
 			if !errors.Is(err, kernlog.ErrNotKernelLog) {
 				t.Fatalf("not a kernel log, yet not ErrNotKernelLog: %v", err)

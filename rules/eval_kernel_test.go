@@ -73,7 +73,7 @@ func TestEvalKernelLinkWording(t *testing.T) {
 // 4s each attempt is a burst of its own.
 func TestEvalKernelBurstsCritical(t *testing.T) {
 	cfg := config.DefaultRules()
-	cfg.Kernel.BurstGap = config.Duration(4 * time.Second)
+	kernelConfig.edit(&cfg, func(k *kernelSettings) { k.BurstGap = config.Duration(4 * time.Second) })
 	as, err := evalAt([]string{kernelLogs + "libata-meta-sunxi-110-link-slow-down.txt"}, cfg, t0)
 	if err != nil || len(as) != 1 {
 		t.Fatalf("%v %v", as, err)
@@ -95,7 +95,7 @@ func TestEvalKernelSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		envs, err := kernelEnvelopes(file, data, t0, config.DefaultRules().Kernel)
+		envs, err := kernelEnvelopes(file, data, t0, kernelConfig.defaults)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -159,7 +159,7 @@ func TestEvalKernelBounded(t *testing.T) {
 		fmt.Fprintf(&b, "[%d.000000] %s\n", i*120, strings.Replace(real, "dev sda", fmt.Sprintf("dev sd%c%c", 'a'+i%10, 'a'+i/10%10), 1))
 	}
 	start := time.Now()
-	envs, err := kernelEnvelopes("derived", []byte(b.String()), t0, config.DefaultRules().Kernel)
+	envs, err := kernelEnvelopes("derived", []byte(b.String()), t0, kernelConfig.defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

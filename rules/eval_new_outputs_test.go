@@ -57,7 +57,7 @@ func TestEvalReadsDatasetsSnapshotsImport(t *testing.T) {
 // low threshold speaks).
 func TestEvalOldDatasetListFeedsQuota(t *testing.T) {
 	cfg := config.DefaultRules()
-	cfg.Capacity.QuotaWarning = 3
+	capacityConfig.edit(&cfg, func(c *capacitySettings) { c.QuotaWarning = 3 })
 	as, err := evalAt([]string{"../testdata/" + cap232 + "a.zfs-list-Hp.txt"}, cfg, k1Time(t))
 	if err != nil {
 		t.Fatal(err)

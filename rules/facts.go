@@ -168,7 +168,7 @@ func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
 	}
 	switch d.Class {
 	case "ereport.fs.zfs.deadman":
-		noteDeadman(h, &d.Event, e.cfg.SlowIO.Clear.D(), now)
+		noteDeadman(h, &d.Event, slowIOConfig.of(&e.cfg).Clear.D(), now)
 		e.evalPools(h, now)
 	case "ereport.fs.zfs.delay":
 		if noteDelay(h, &d.Event, now) && h.pools != nil {

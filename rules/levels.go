@@ -34,7 +34,8 @@ func CapacityLevels(cfg *config.RulesConfig) Levels {
 	if !Enabled(cfg, namePoolCapacity) {
 		return Levels{}
 	}
-	return levelsOf(cfg.Capacity.Warning, cfg.Capacity.Critical)
+	c := capacityConfig.of(cfg)
+	return levelsOf(c.Warning, c.Critical)
 }
 
 // ScrubAgeLevels is ScrubOverdue's rules.scrub.max_age in seconds, a
@@ -43,7 +44,7 @@ func ScrubAgeLevels(cfg *config.RulesConfig) Levels {
 	if !Enabled(cfg, nameScrubOverdue) {
 		return Levels{}
 	}
-	w := cfg.Scrub.MaxAge.D().Seconds()
+	w := scrubConfig.of(cfg).MaxAge.D().Seconds()
 	return Levels{Warning: &w}
 }
 
@@ -72,7 +73,7 @@ func SmartCounter(cfg *config.RulesConfig, r *smart.Report, id int) (uint64, Lev
 		if sc.id != id {
 			continue
 		}
-		if lim, ignore := limits(cfg, r, id, sc.limit(&cfg.Smart)); !ignore && Enabled(cfg, nameSmartAttribute) {
+		if lim, ignore := limits(cfg, r, id, sc.limit(smartConfig.of(cfg))); !ignore && Enabled(cfg, nameSmartAttribute) {
 			l = attrLevels(lim)
 		}
 	}
@@ -96,10 +97,10 @@ func NVMeMediaErrorLevels(cfg *config.RulesConfig) Levels {
 	if !Enabled(cfg, nameNVMeMediaErrors) {
 		return Levels{}
 	}
-	return attrLevels(cfg.Smart.MediaErrors)
+	return attrLevels(smartConfig.of(cfg).MediaErrors)
 }
 
-func attrLevels(lim config.AttrLimits) Levels {
+func attrLevels(lim attrLimits) Levels {
 	var l Levels
 	if lim.Warning > 0 {
 		w := float64(lim.Warning)

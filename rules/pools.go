@@ -63,7 +63,7 @@ func (e *Engine) noteCached(h *hostState, cached []zfs.ImportablePool) {
 
 // exportedOnPurpose reports whether rules.pools.exported names the pool.
 func (e *Engine) exportedOnPurpose(pool string) bool {
-	for _, g := range e.cfg.Pools.Exported {
+	for _, g := range poolsConfig.of(&e.cfg).Exported {
 		if ok, _ := path.Match(g, pool); ok {
 			return true
 		}

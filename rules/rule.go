@@ -3,6 +3,7 @@ package rules
 import (
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -35,6 +36,11 @@ type Rule struct {
 	Memory []memoryDef
 	// Alerts are the names the rule raises, in the order the docs list them.
 	Alerts []AlertInfo
+	// Config are the sections under rules: whose keys the rule reads (its
+	// thresholds), such as kernelConfig. One rule file defines each
+	// (defineConfig); the other rules that read it name it too. The
+	// catalogue hands them to config (ConfigSections).
+	Config []config.RuleSection
 }
 
 // AlertInfo describes one alert name: what config may set for it, how the
@@ -47,7 +53,8 @@ type AlertInfo struct {
 	// (a FAULTED disk, a failed SMART check) fire at once; readings that
 	// wobble wait.
 	For time.Duration
-	// Thresholds are the config keys under rules: the alert depends on.
+	// Thresholds are the config keys under rules: the alert depends on,
+	// from its rule's Config sections (kernelConfig.thresholds("bursts")).
 	Thresholds []Threshold
 	// Severity and Condition are its cells of the table in docs/rules.md.
 	// {key} stands for the default of threshold key, {for} for For, so the
@@ -67,7 +74,8 @@ type AlertInfo struct {
 }
 
 // Threshold is one config key an alert depends on and its default, written
-// as in docs/rules.md and zwatch.yaml ("80", "24h", "35d").
+// as in docs/rules.md ("80", "24h", "35d"); configSection.threshold derives
+// it from the section's defaults.
 type Threshold struct {
 	Key     string // below rules:, such as capacity.warning
 	Default string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/units"
 
@@ -11,14 +12,36 @@ import (
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// arcSettings are rules.arc: ARC memory pressure and, if wanted, its
+// effectiveness.
+type arcSettings struct {
+	Throttle bool `yaml:"throttle" doc:"alert on ARC memory throttling"`
+	// ThrottleHold keeps a throttling alert this long after the last throttle.
+	ThrottleHold config.Duration `yaml:"throttle_hold"`
+	// MinHitRatio (0..1) warns below it; 0 turns the rule off.
+	MinHitRatio float64 `yaml:"min_hit_ratio" doc:"e.g. 0.8 to alert on a low hit ratio; 0 turns it off"`
+}
+
+var arcConfig = defineConfig("arc", arcSettings{Throttle: true, ThrottleHold: config.Duration(time.Hour)})
+
+func (a arcSettings) validate(p string, errs *config.Errors) {
+	config.CheckMinDuration(errs, p+".throttle_hold", a.ThrottleHold, time.Minute)
+	if a.MinHitRatio < 0 || a.MinHitRatio >= 1 {
+		errs.Add(p+".min_hit_ratio", a.MinHitRatio, "must be 0 (off) or a ratio below 1, such as 0.8")
+	}
+}
+
 func arcThrottleRule() Rule {
 	return Rule{
 		Reads:        []facts.Kind{facts.ARC},
 		Eval:         arcEval(ruleARCThrottle),
 		MachineLocal: true,
+		Config: []config.RuleSection{
+			arcConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameARCThrottle,
-			Thresholds: []Threshold{{"arc.throttle", "true"}, {"arc.throttle_hold", "1h"}},
+			Thresholds: arcConfig.thresholds("throttle", "throttle_hold"),
 			Severity:   "warning",
 			Condition:  "memory_throttle_count rose; holds `arc.throttle_hold` ({arc.throttle_hold})",
 		}},
@@ -31,10 +54,13 @@ func arcHitRatioRule() Rule {
 		Reads:        []facts.Kind{facts.ARC},
 		Eval:         arcEval(ruleARCHitRatio),
 		MachineLocal: true,
+		Config: []config.RuleSection{
+			arcConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameARCHitRatio,
 			For:        30 * time.Minute,
-			Thresholds: []Threshold{{"arc.min_hit_ratio", "0"}},
+			Thresholds: arcConfig.thresholds("min_hit_ratio"),
 			Severity:   "warning",
 			Condition:  "hit ratio below `arc.min_hit_ratio` (0 = off); `for` {for}",
 		}},
@@ -67,8 +93,8 @@ func ruleARCThrottle(c *evalCtx, a *zfs.ARC) {
 		arcThrottleMemory.of(c.h).At = c.now
 		c.h.dirty = true
 	}
-	at := arcThrottleMemory.peek(c.h).throttledAt()
-	if !c.cfg.ARC.Throttle || at == nil || c.now.Sub(*at) >= c.cfg.ARC.ThrottleHold.D() {
+	at, cfg := arcThrottleMemory.peek(c.h).throttledAt(), arcConfig.of(c.cfg)
+	if !cfg.Throttle || at == nil || c.now.Sub(*at) >= cfg.ThrottleHold.D() {
 		return
 	}
 	c.emit(cond{name: nameARCThrottle, severity: alert.Warning,
@@ -90,7 +116,7 @@ func ruleARCHitRatio(c *evalCtx, a *zfs.ARC) {
 		}
 		return
 	}
-	min := c.cfg.ARC.MinHitRatio
+	min := arcConfig.of(c.cfg).MinHitRatio
 	if min <= 0 || a.HitRatio == nil || *a.HitRatio >= min {
 		return
 	}

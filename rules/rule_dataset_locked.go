@@ -5,15 +5,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/strutil"
 	"github.com/zwatch/zwatch/model/alert"
 )
 
+// datasetSettings are rules.datasets: which datasets the lock and mount
+// rules leave alone (datasetIgnored).
+type datasetSettings struct {
+	// Ignore lists dataset globs (path.Match: * does not cross /) that are
+	// locked or unmounted on purpose: DatasetLocked, DatasetNotMounted and
+	// KeyFileProblem skip them.
+	Ignore []string `yaml:"ignore" doc:"e.g. [tank/scratch, backup/*]" note:"Datasets locked or unmounted on purpose (globs; * does not cross /)."`
+}
+
+var datasetsConfig = defineConfig("datasets", datasetSettings{})
+
+func (d datasetSettings) validate(p string, errs *config.Errors) {
+	globs(errs, p+".ignore", d.Ignore, "a dataset glob such as tank/scratch or backup/*")
+}
+
 func datasetLockedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetLocked),
+		Config: []config.RuleSection{
+			datasetsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDatasetLocked,
 			// Longer than the datasets collector's interval: a key being
@@ -29,6 +48,9 @@ func keyFileProblemRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleKeyFileProblem),
+		Config: []config.RuleSection{
+			datasetsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameKeyFileProblem,
 			For:       10 * time.Minute,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/units"
 	"github.com/zwatch/zwatch/model/alert"
@@ -15,6 +16,9 @@ func datasetNotMountedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetNotMounted),
+		Config: []config.RuleSection{
+			datasetsConfig, replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDatasetNotMounted,
 			// Longer than the datasets collector's 5 min interval: a dataset
@@ -45,7 +49,7 @@ func ruleDatasetNotMounted(c *evalCtx, d *facts.DatasetState) {
 		if d.ReceiveResumeToken != "" {
 			return // zfs receive -s -u left it so: ReplicationInterrupted says what to do
 		}
-		if _, target := firstAge(c.cfg.Replication.Targets, d.Name); target {
+		if _, target := firstAge(replicationConfig.of(c.cfg).Targets, d.Name); target {
 			return // backups are received with zfs receive -u, not to be mounted
 		}
 	}

@@ -16,10 +16,13 @@ func datasetQuotaRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
 		Eval:  datasetEval(ruleDatasetQuota),
+		Config: []config.RuleSection{
+			capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameDatasetQuota,
 			For:        5 * time.Minute,
-			Thresholds: []Threshold{{"capacity.quota_warning", "90"}, {"capacity.quota_critical", "98"}},
+			Thresholds: capacityConfig.thresholds("quota_warning", "quota_critical"),
 			Severity:   "warning ≥ `quota_warning` ({capacity.quota_warning} %), critical ≥ `quota_critical` ({capacity.quota_critical} %)",
 			Condition:  "1 − avail/limit of quota or refquota; `for` {for}",
 		}},
@@ -40,7 +43,7 @@ func ruleDatasetQuota(c *evalCtx, ds *facts.DatasetState) {
 	}
 	avail := min(d.AvailBytes, limit)
 	pct := 100 * (1 - float64(avail)/float64(limit))
-	cfg := c.cfg.Capacity
+	cfg := capacityConfig.of(c.cfg)
 	var sev alert.Severity
 	switch {
 	case pct >= cfg.QuotaCritical:
@@ -67,7 +70,7 @@ func poolOfDataset(name string) string {
 }
 
 // firstAge is the first rules entry whose glob matches the dataset.
-func firstAge(list []config.DatasetAge, dataset string) (time.Duration, bool) {
+func firstAge(list []datasetAge, dataset string) (time.Duration, bool) {
 	for _, a := range list {
 		if ok, _ := path.Match(a.Dataset, dataset); ok {
 			return a.MaxAge.D(), true
@@ -78,7 +81,7 @@ func firstAge(list []config.DatasetAge, dataset string) (time.Duration, bool) {
 
 // datasetIgnored: rules.datasets.ignore names datasets locked or unmounted on purpose.
 func datasetIgnored(c *evalCtx, dataset string) bool {
-	for _, g := range c.cfg.Datasets.Ignore {
+	for _, g := range datasetsConfig.of(c.cfg).Ignore {
 		if ok, _ := path.Match(g, dataset); ok {
 			return true
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/disk"
@@ -70,10 +71,30 @@ func seenKey(id disk.Identity) string {
 	return id.WWN
 }
 
+// diskSettings are rules.disks: disks that leave the machine outside a pool.
+type diskSettings struct {
+	// Ignore lists serial or by-id globs (path.Match) of disks that come and
+	// go on purpose (a rotated USB backup disk): DiskVanished skips them.
+	Ignore []string `yaml:"ignore" note:"Disks (serial or by-id globs) that come and go on purpose, such as a rotated USB backup disk."`
+}
+
+var disksConfig = defineConfig("disks", diskSettings{})
+
+func (d diskSettings) validate(p string, errs *config.Errors) {
+	for i, g := range d.Ignore {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			errs.Add(fmt.Sprintf("%s.ignore[%d]", p, i), g, "want a serial or by-id glob such as WD-WX32* or usb-Seagate_*")
+		}
+	}
+}
+
 func diskVanishedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Disks, facts.DiskForget, facts.ZpoolStatus},
 		Eval:  poolsEval(ruleDiskVanished),
+		Config: []config.RuleSection{
+			disksConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameDiskVanished,
 			// A USB disk that resets comes back under a new kernel name
@@ -203,7 +224,7 @@ func (e *Engine) ignoredDisk(id disk.Identity) bool {
 			names = append(names, n, filepath.Base(n))
 		}
 	}
-	for _, g := range e.cfg.Disks.Ignore {
+	for _, g := range disksConfig.of(&e.cfg).Ignore {
 		for _, n := range names {
 			if ok, _ := path.Match(g, n); ok && n != "" {
 				return true

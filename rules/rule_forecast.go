@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -14,14 +15,14 @@ func fullForecastRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolCapacity},
 		Eval:  poolCapacityEval(ruleFullForecast),
+		Config: []config.RuleSection{
+			capacityConfig,
+		},
 		Alerts: []AlertInfo{{
-			Name: namePoolFullForecast,
-			For:  time.Hour,
-			Thresholds: []Threshold{
-				{"capacity.forecast_warning", "14d"}, {"capacity.forecast_critical", "3d"},
-				{"capacity.forecast_window", "7d"}, {"capacity.forecast_min_span", "24h"},
-			},
-			Severity: "warning within `forecast_warning` ({capacity.forecast_warning}), critical within `forecast_critical` ({capacity.forecast_critical})",
+			Name:       namePoolFullForecast,
+			For:        time.Hour,
+			Thresholds: capacityConfig.thresholds("forecast_warning", "forecast_critical", "forecast_window", "forecast_min_span"),
+			Severity:   "warning within `forecast_warning` ({capacity.forecast_warning}), critical within `forecast_critical` ({capacity.forecast_critical})",
 			Condition: "least-squares line over `forecast_window` ({capacity.forecast_window}), needs `forecast_min_span` ({capacity.forecast_min_span}) and " +
 				fmt.Sprint(forecastMinSamples) + " samples; `for` {for}",
 		}},
@@ -57,7 +58,7 @@ func (m *capacityHistory) pools() map[string][]capSample {
 // recordCapacity keeps a bounded capacity history per pool: at most one
 // sample per window/64, none older than the window, at most maxCapSamples.
 func recordCapacity(c *evalCtx, p *zfs.PoolList) {
-	win := c.cfg.Capacity.ForecastWindow.D()
+	win := capacityConfig.of(c.cfg).ForecastWindow.D()
 	mem := forecastMemory.of(c.h)
 	if mem.Pools == nil {
 		mem.Pools = map[string][]capSample{}
@@ -121,7 +122,7 @@ const forecastMinSamples = 4
 // rules.capacity.forecast_min_span of history and at least four samples, so
 // a single big copy right after start does not predict doom.
 func ruleFullForecast(c *evalCtx, p *zfs.PoolList) {
-	cfg := c.cfg.Capacity
+	cfg := capacityConfig.of(c.cfg)
 	if cfg.ForecastWarning.D() <= 0 && cfg.ForecastCritical.D() <= 0 {
 		return
 	}

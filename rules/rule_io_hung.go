@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -14,9 +15,12 @@ func ioHungRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolEvent},
 		Eval:  poolsEval(ruleIOHung),
+		Config: []config.RuleSection{
+			slowIOConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameIOHung,
-			Thresholds: []Threshold{{"slow_io.clear", "6h"}},
+			Thresholds: slowIOConfig.thresholds("clear"),
 			Severity:   "critical",
 			Condition: "an `ereport.fs.zfs.deadman` event: an I/O has not completed for `zfs_deadman_ziotime_ms` (5 min by default); " +
 				"resolves after `slow_io.clear` ({slow_io.clear}) without one",
@@ -147,7 +151,7 @@ func ruleIOHung(c *evalCtx) {
 	if st == nil {
 		return
 	}
-	clearAfter := c.cfg.SlowIO.Clear.D()
+	clearAfter := slowIOConfig.of(c.cfg).Clear.D()
 	for _, pool := range sortedKeys(st.Hung) {
 		hp := st.Hung[pool]
 		if c.now.Sub(hp.Last) >= clearAfter {

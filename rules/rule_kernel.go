@@ -14,10 +14,43 @@ import (
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// kernelSettings are rules.kernel: disk, link and controller errors in the
+// kernel log.
+type kernelSettings struct {
+	// BurstGap: records about one disk closer together than this are one
+	// burst (a controller reset logs dozens of lines in a second).
+	BurstGap config.Duration `yaml:"burst_gap" doc:"kernel records about one disk closer than this are one burst"`
+	// Bursts within Window on one disk are critical; the first is a warning.
+	Bursts int             `yaml:"bursts" doc:"this many bursts within window on one disk → critical (the first → warning)"`
+	Window config.Duration `yaml:"window"`
+	// Clear: a disk the kernel has logged nothing about for this long is
+	// resolved.
+	Clear config.Duration `yaml:"clear" doc:"nothing logged about the disk for this long → resolved"`
+}
+
+var kernelConfig = defineConfig("kernel", kernelSettings{
+	BurstGap: config.Duration(time.Minute), Bursts: 3, Window: config.Duration(time.Hour), Clear: config.Duration(24 * time.Hour),
+})
+
+func (k kernelSettings) validate(p string, errs *config.Errors) {
+	config.CheckMinDuration(errs, p+".burst_gap", k.BurstGap, time.Second)
+	config.CheckMinDuration(errs, p+".window", k.Window, time.Minute)
+	config.CheckMinDuration(errs, p+".clear", k.Clear, time.Minute)
+	if k.Bursts < 2 {
+		errs.Add(p+".bursts", k.Bursts, "must be at least 2 (the first burst is the warning; this many within kernel.window are critical)")
+	}
+	if k.BurstGap.D() >= k.Window.D() {
+		errs.Add(p+".burst_gap", config.FormatDuration(k.BurstGap.D()), "must be shorter than kernel.window (%s)", config.FormatDuration(k.Window.D()))
+	}
+}
+
 func kernelDiskErrorsRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.KernelLog},
 		Eval:  kernelEval(ruleKernelDiskErrors),
+		Config: []config.RuleSection{
+			kernelConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameKernelDiskErrors,
 			Thresholds: kernelThresholds(),
@@ -33,6 +66,9 @@ func linkResetsRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.KernelLog},
 		Eval:  kernelEval(ruleLinkResets),
+		Config: []config.RuleSection{
+			kernelConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameLinkResets,
 			Thresholds: kernelThresholds(),
@@ -45,7 +81,7 @@ func linkResetsRule() Rule {
 }
 
 func kernelThresholds() []Threshold {
-	return []Threshold{{"kernel.burst_gap", "1m"}, {"kernel.bursts", "3"}, {"kernel.window", "1h"}, {"kernel.clear", "24h"}}
+	return kernelConfig.thresholds("burst_gap", "bursts", "window", "clear")
 }
 
 // nameKernelDiskErrors: the kernel could not read or write a disk. It says
@@ -92,7 +128,7 @@ func ruleLinkResets(c *evalCtx, d *kernelDisk) {
 func emitKernel(c *evalCtx, d *kernelDisk, k *kernelEpisode, name, desc string, repl *alert.Replacement) {
 	sev := alert.Warning
 	bursts := len(k.Bursts)
-	if bursts >= c.cfg.Kernel.Bursts {
+	if bursts >= kernelConfig.of(c.cfg).Bursts {
 		sev = alert.Critical
 	}
 	if k.Example != "" {
@@ -234,14 +270,14 @@ func spanText(k *kernelEpisode) string {
 // burstsText is "one burst (critical at 3 bursts within 1h)" or "3 bursts
 // within 1h (critical at 3)".
 func burstsText(c *evalCtx, k *kernelEpisode) string {
-	n := len(k.Bursts)
+	n, cfg := len(k.Bursts), kernelConfig.of(c.cfg)
 	if n == 0 {
-		return fmt.Sprintf("bursts that ended more than %s ago (critical at %d bursts within that)", config.FormatDuration(c.cfg.Kernel.Window.D()), c.cfg.Kernel.Bursts)
+		return fmt.Sprintf("bursts that ended more than %s ago (critical at %d bursts within that)", config.FormatDuration(cfg.Window.D()), cfg.Bursts)
 	}
 	if n == 1 {
-		return fmt.Sprintf("one burst (critical at %d bursts within %s)", c.cfg.Kernel.Bursts, config.FormatDuration(c.cfg.Kernel.Window.D()))
+		return fmt.Sprintf("one burst (critical at %d bursts within %s)", cfg.Bursts, config.FormatDuration(cfg.Window.D()))
 	}
-	return fmt.Sprintf("%d bursts within %s (critical at %d)", n, config.FormatDuration(c.cfg.Kernel.Window.D()), c.cfg.Kernel.Bursts)
+	return fmt.Sprintf("%d bursts within %s (critical at %d)", n, config.FormatDuration(cfg.Window.D()), cfg.Bursts)
 }
 
 // linkSuspect names the part that most likely fails for a transport.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/smart"
@@ -13,23 +14,26 @@ func nvmeRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleNVMe),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameNVMeCriticalWarning,
 			Severity:  "critical",
 			Condition: "critical_warning bits, decoded (spare, temperature, reliability, read-only, backup, PMR)",
 		}, {
 			Name:       nameNVMeMediaErrors,
-			Thresholds: []Threshold{{"smart.nvme_media_errors.warning", "1"}, {"smart.nvme_media_errors.critical", "10"}},
+			Thresholds: smartConfig.thresholds("nvme_media_errors.warning", "nvme_media_errors.critical"),
 			Severity:   "per `smart.nvme_media_errors` ({smart.nvme_media_errors.warning}/{smart.nvme_media_errors.critical})",
 			Condition:  "media/data integrity errors; sent again at 10, 100, … errors",
 		}, {
 			Name:       nameNVMeSpare,
-			Thresholds: []Threshold{{"smart.nvme_spare_warning", "20"}},
+			Thresholds: smartConfig.thresholds("nvme_spare_warning"),
 			Severity:   "critical ≤ the drive's threshold, warning ≤ `nvme_spare_warning` ({smart.nvme_spare_warning} %)",
 			Condition:  "available spare; none when the drive reports 0 % spare with a 0 % threshold (no spare reporting)",
 		}, {
 			Name:       nameNVMeWearout,
-			Thresholds: []Threshold{{"smart.nvme_used_warning", "90"}},
+			Thresholds: smartConfig.thresholds("nvme_used_warning"),
 			Severity:   "warning",
 			Condition:  "percentage_used ≥ `nvme_used_warning` ({smart.nvme_used_warning})",
 		}},
@@ -75,7 +79,7 @@ func ruleNVMe(c *evalCtx, r *smart.Report) {
 	if n == nil {
 		return
 	}
-	where := smartWhere(c, r)
+	where, settings := smartWhere(c, r), smartConfig.of(c.cfg)
 	labels := func() map[string]string { return map[string]string{"disk": diskLabel(r)} }
 	if n.CriticalWarning != 0 {
 		bits := nvmeWarningBits(n.CriticalWarning)
@@ -87,7 +91,7 @@ func ruleNVMe(c *evalCtx, r *smart.Report) {
 			desc:     fmt.Sprintf("%s %s raised critical warning 0x%02x: %s.", r.Model, diskLabel(r), n.CriticalWarning, strings.Join(bits, "; ")),
 			evidence: ev, repl: smartRepl(c, r)})
 	}
-	if sev := level(n.MediaErrors, c.cfg.Smart.MediaErrors); sev != "" {
+	if sev := level(n.MediaErrors, settings.MediaErrors); sev != "" {
 		ev := smartEvidence(r)
 		ev["media_errors"] = itoa(n.MediaErrors)
 		c.emit(cond{name: nameNVMeMediaErrors, severity: sev, count: n.MediaErrors,
@@ -103,7 +107,7 @@ func ruleNVMe(c *evalCtx, r *smart.Report) {
 		switch {
 		case spareThr > 0 && n.AvailableSpare <= spareThr:
 			sev = alert.Critical
-		case int(n.AvailableSpare) <= c.cfg.Smart.NVMeSpareWarning:
+		case int(n.AvailableSpare) <= settings.NVMeSpareWarning:
 			sev = alert.Warning
 		}
 		if sev != "" {
@@ -116,7 +120,7 @@ func ruleNVMe(c *evalCtx, r *smart.Report) {
 				evidence: ev, repl: smartRepl(c, r)})
 		}
 	}
-	if int(n.PercentageUsed) >= c.cfg.Smart.NVMeUsedWarning {
+	if int(n.PercentageUsed) >= settings.NVMeUsedWarning {
 		ev := smartEvidence(r)
 		ev["percentage_used"] = itoa(n.PercentageUsed)
 		c.emit(cond{name: nameNVMeWearout, severity: alert.Warning,

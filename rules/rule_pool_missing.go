@@ -5,15 +5,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// poolSettings are rules.pools: pools that are not imported.
+type poolSettings struct {
+	// Exported lists pool globs that are exported on purpose (a backup
+	// pool rotated off-site): their absence is not PoolMissing.
+	Exported []string `yaml:"exported" note:"Pools exported on purpose (globs), such as a backup pool rotated off-site."`
+}
+
+var poolsConfig = defineConfig("pools", poolSettings{})
+
+func (s poolSettings) validate(p string, errs *config.Errors) {
+	globs(errs, p+".exported", s.Exported, "a pool glob such as offsite*")
+}
+
 func poolMissingRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus, facts.ZpoolCapacity, facts.PoolImport, facts.PoolForget},
 		Eval:  poolsEval(rulePoolMissing),
+		Config: []config.RuleSection{
+			poolsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: namePoolMissing,
 			// An export and import by hand takes seconds.

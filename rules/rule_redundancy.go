@@ -4,18 +4,38 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// redundancySettings are rules.redundancy: when a lost device margin
+// becomes critical. VdevState reads them too.
+type redundancySettings struct {
+	// CriticalMargin: a top-level vdev that survives this many more device
+	// failures or fewer is critical; with more, but less than designed, warning.
+	CriticalMargin int `yaml:"critical_margin" doc:"a top-level vdev that can lose this many more disks or fewer is critical"`
+}
+
+var redundancyConfig = defineConfig("redundancy", redundancySettings{})
+
+func (r redundancySettings) validate(p string, errs *config.Errors) {
+	if r.CriticalMargin < 0 || r.CriticalMargin > 2 {
+		errs.Add(p+".critical_margin", r.CriticalMargin, "must be 0, 1 or 2")
+	}
+}
+
 func redundancyRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleRedundancy),
+		Config: []config.RuleSection{
+			redundancyConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:        nameRedundancy,
-			Thresholds:  []Threshold{{"redundancy.critical_margin", "0"}},
+			Thresholds:  redundancyConfig.thresholds("critical_margin"),
 			Severity:    "critical ≤ `critical_margin` ({redundancy.critical_margin}), else warning",
 			Condition:   `top-level vdev lost some redundancy: "can lose 1 more disk", "has no redundancy left", "has failed"`,
 			InhibitedBy: []InhibitRule{poolDown()},
@@ -142,7 +162,7 @@ func ruleRedundancy(c *evalCtx, p *zfs.Pool) {
 			continue
 		}
 		sev := alert.Warning
-		if left <= c.cfg.Redundancy.CriticalMargin {
+		if left <= redundancyConfig.of(c.cfg).CriticalMargin {
 			sev = alert.Critical
 		}
 		m := left

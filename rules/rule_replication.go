@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/units"
 
 	"github.com/zwatch/zwatch/facts"
@@ -11,10 +12,48 @@ import (
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// replicationSettings are rules.replication: backup targets that stopped
+// receiving. SnapshotStale and DatasetNotMounted leave the targets alone.
+type replicationSettings struct {
+	// Targets are the datasets snapshots are received into (globs), each
+	// with the age its newest snapshot may reach.
+	Targets []datasetAge `yaml:"targets" doc:"e.g. [{dataset: backup/tank/*, max_age: 26h}]" note:"Backup targets (globs) and the age their newest received snapshot may reach."`
+}
+
+// datasetAge is one dataset glob and the age its newest snapshot may reach
+// (replication.targets, snapshots.max_age).
+type datasetAge struct {
+	// Dataset is a glob (path.Match: * does not cross /); the first entry
+	// that matches a dataset decides (firstAge).
+	Dataset string `yaml:"dataset"`
+	// MaxAge: older is stale. 0 means the dataset is not checked.
+	MaxAge config.Duration `yaml:"max_age"`
+}
+
+var replicationConfig = defineConfig("replication", replicationSettings{})
+
+func (r replicationSettings) validate(p string, errs *config.Errors) {
+	datasetAges(errs, p+".targets", r.Targets)
+}
+
+// datasetAges checks a glob → max age list.
+func datasetAges(errs *config.Errors, p string, list []datasetAge) {
+	for i, a := range list {
+		ep := fmt.Sprintf("%s[%d]", p, i)
+		glob(errs, ep+".dataset", a.Dataset, "a dataset glob such as tank/photos or backup/*")
+		if d := a.MaxAge.D(); d != 0 && d < time.Minute {
+			errs.Add(ep+".max_age", config.FormatDuration(d), "must be at least 1m, or 0 to leave the dataset unchecked")
+		}
+	}
+}
+
 func replicationStaleRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Snapshots, facts.Datasets},
 		Eval:  snapshotEval(ruleReplicationStale),
+		Config: []config.RuleSection{
+			replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameReplicationStale,
 			Severity:  "warning",
@@ -41,7 +80,7 @@ func replicationInterruptedRule() Rule {
 // keeps its creation time from the source, so the target's newest snapshot
 // says how old the newest backed-up state is.
 func ruleReplicationStale(c *evalCtx, s *zfs.SnapshotStats) {
-	maxAge, ok := firstAge(c.cfg.Replication.Targets, s.Dataset)
+	maxAge, ok := firstAge(replicationConfig.of(c.cfg).Targets, s.Dataset)
 	if !ok || maxAge == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/units"
 
@@ -11,10 +12,26 @@ import (
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// scrubSettings are rules.scrub: how stale and how stuck a scrub may get.
+type scrubSettings struct {
+	MaxAge    config.Duration `yaml:"max_age" doc:"last scrub older than this is a warning"`
+	PausedMax config.Duration `yaml:"paused_max" doc:"a scrub paused longer than this is a warning"`
+}
+
+var scrubConfig = defineConfig("scrub", scrubSettings{MaxAge: config.Duration(35 * 24 * time.Hour), PausedMax: config.Duration(8 * time.Hour)})
+
+func (s scrubSettings) validate(p string, errs *config.Errors) {
+	config.CheckMinDuration(errs, p+".max_age", s.MaxAge, time.Hour)
+	config.CheckMinDuration(errs, p+".paused_max", s.PausedMax, time.Minute)
+}
+
 func scrubRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleScrub),
+		Config: []config.RuleSection{
+			scrubConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:      nameScrubNever,
 			For:       24 * time.Hour,
@@ -22,7 +39,7 @@ func scrubRule() Rule {
 			Condition: "no scrub on record; `for` {for}",
 		}, {
 			Name:       nameScrubOverdue,
-			Thresholds: []Threshold{{"scrub.max_age", "35d"}},
+			Thresholds: scrubConfig.thresholds("max_age"),
 			Severity:   "warning",
 			Condition:  "last scrub ended more than `scrub.max_age` ({scrub.max_age}) ago (remembered across resilvers)",
 		}, {
@@ -31,7 +48,7 @@ func scrubRule() Rule {
 			Condition: "last finished scrub's result, kept while a resilver or the next scrub runs; a new scrub with errors is sent again",
 		}, {
 			Name:       nameScrubPaused,
-			Thresholds: []Threshold{{"scrub.paused_max", "8h"}},
+			Thresholds: scrubConfig.thresholds("paused_max"),
 			Severity:   "warning",
 			Condition:  "paused longer than `scrub.paused_max` ({scrub.paused_max})",
 		}},
@@ -98,11 +115,11 @@ func ruleScrub(c *evalCtx, p *zfs.Pool) {
 	}
 
 	if hist != nil && hist.LastEnd != nil && !scrubbing {
-		if age := c.now.Sub(*hist.LastEnd); age > c.cfg.Scrub.MaxAge.D() {
+		if age := c.now.Sub(*hist.LastEnd); age > scrubConfig.of(c.cfg).MaxAge.D() {
 			days := int(age / (24 * time.Hour))
 			c.emit(cond{name: nameScrubOverdue, severity: alert.Warning, pool: p.Name, labels: labels,
 				summary:  fmt.Sprintf("pool %s was last scrubbed %d days ago", p.Name, days),
-				desc:     fmt.Sprintf("The last scrub of %s ended %s; zwatch expects one at least every %s. Run `zpool scrub %s` and check the scrub timer.", p.Name, hist.LastEnd.UTC().Format(time.RFC3339), fmtDur(c.cfg.Scrub.MaxAge.D()), p.Name),
+				desc:     fmt.Sprintf("The last scrub of %s ended %s; zwatch expects one at least every %s. Run `zpool scrub %s` and check the scrub timer.", p.Name, hist.LastEnd.UTC().Format(time.RFC3339), fmtDur(scrubConfig.of(c.cfg).MaxAge.D()), p.Name),
 				evidence: map[string]string{"last_scrub_end": hist.LastEnd.UTC().Format(time.RFC3339)}})
 		}
 	}
@@ -131,7 +148,7 @@ func ruleScrub(c *evalCtx, p *zfs.Pool) {
 	}
 
 	if s.Function == zfs.ScanScrub && s.State == zfs.ScanStatePaused && s.PausedSince != nil {
-		if d := c.now.Sub(*s.PausedSince); d > c.cfg.Scrub.PausedMax.D() {
+		if d := c.now.Sub(*s.PausedSince); d > scrubConfig.of(c.cfg).PausedMax.D() {
 			c.emit(cond{name: nameScrubPaused, severity: alert.Warning, pool: p.Name, labels: labels,
 				summary: fmt.Sprintf("scrub of %s paused for %s", p.Name, fmtDur(d)),
 				desc:    fmt.Sprintf("A paused scrub protects nothing. Resume it with `zpool scrub %s`.", p.Name)})

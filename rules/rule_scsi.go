@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/smart"
 )
@@ -11,9 +12,12 @@ func scsiDefectsRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSCSIDefects),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSCSIGrownDefects,
-			Thresholds: []Threshold{{"smart.grown_defects.warning", "1"}, {"smart.grown_defects.critical", "100"}},
+			Thresholds: smartConfig.thresholds("grown_defects.warning", "grown_defects.critical"),
 			Severity:   "per `smart.grown_defects` ({smart.grown_defects.warning}/{smart.grown_defects.critical})",
 			Condition:  "SAS grown defect list",
 		}},
@@ -28,7 +32,7 @@ func ruleSCSIDefects(c *evalCtx, r *smart.Report) {
 		return
 	}
 	v := *r.SCSI.GrownDefects
-	sev := level(v, c.cfg.Smart.GrownDefects)
+	sev := level(v, smartConfig.of(c.cfg).GrownDefects)
 	if sev == "" {
 		return
 	}

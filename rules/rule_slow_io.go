@@ -6,20 +6,47 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// slowIOSettings are rules.slow_io: I/Os ZFS saw take longer than
+// zio_slow_io_ms, and I/O that hangs (IOHung).
+type slowIOSettings struct {
+	// Rises: a device whose slow-I/O counter rose in this many polls within
+	// Window is SlowIO.
+	Rises  int             `yaml:"rises" doc:"a device's slow-I/O counter (zpool status -s) rising in this many polls within window → SlowIO"`
+	Window config.Duration `yaml:"window"`
+	// Clear: SlowIO and IOHung resolve after this long without a new slow
+	// I/O or deadman event.
+	Clear config.Duration `yaml:"clear" doc:"no new slow I/O or deadman event for this long → resolved"`
+}
+
+var slowIOConfig = defineConfig("slow_io", slowIOSettings{
+	Rises: 2, Window: config.Duration(time.Hour), Clear: config.Duration(6 * time.Hour),
+})
+
+func (s slowIOSettings) validate(p string, errs *config.Errors) {
+	if s.Rises < 1 {
+		errs.Add(p+".rises", s.Rises, "must be at least 1")
+	}
+	config.CheckMinDuration(errs, p+".window", s.Window, time.Minute)
+	config.CheckMinDuration(errs, p+".clear", s.Clear, time.Minute)
+}
+
 func slowIORule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus, facts.ZpoolEvent},
 		Eval:  poolEval(ruleSlowIO),
+		Config: []config.RuleSection{
+			slowIOConfig,
+		},
 		Alerts: []AlertInfo{{
-			Name: nameSlowIO,
-			Thresholds: []Threshold{{"slow_io.rises", "2"}, {"slow_io.window", "1h"},
-				{"slow_io.clear", "6h"}},
-			Severity: "warning",
+			Name:       nameSlowIO,
+			Thresholds: slowIOConfig.thresholds("rises", "window", "clear"),
+			Severity:   "warning",
 			Condition: "a device's slow-I/O counter (`zpool status -s`, I/Os slower than `zio_slow_io_ms`) rose in `slow_io.rises` ({slow_io.rises}) polls within `slow_io.window` ({slow_io.window}); " +
 				"where zpool prints no counter (before 0.8), `ereport.fs.zfs.delay` events count instead; a counter that falls (`zpool clear`) is no rise; resolves after `slow_io.clear` ({slow_io.clear}) without a rise",
 			InhibitedBy: []InhibitRule{poolDown()},
@@ -170,7 +197,7 @@ func countSlowIOs(h *hostState, s *slowLeaf, l *zfs.Vdev, now time.Time) {
 
 // judgeSlowLeaf emits SlowIO for s while it fires.
 func judgeSlowLeaf(c *evalCtx, p *zfs.Pool, top, l *zfs.Vdev, s *slowLeaf) {
-	cfg := c.cfg.SlowIO
+	cfg := slowIOConfig.of(c.cfg)
 	if cfg.Rises <= 0 {
 		return
 	}
@@ -214,7 +241,7 @@ func judgeSlowLeaf(c *evalCtx, p *zfs.Pool, top, l *zfs.Vdev, s *slowLeaf) {
 			"A disk that retries reads internally, a failing cable or backplane slot, or a dying controller shows this before ZFS counts an error: "+
 			"check its SMART data (pending and reallocated sectors, CRC errors) and the kernel log, and have a replacement ready. "+
 			"`zpool status -s %s` shows the counters; `zpool events -v %s` the delay events.",
-			vdevID(l), rises, c.cfg.SlowIO.Window.D(), slowest, p.Name, p.Name),
+			vdevID(l), rises, slowIOConfig.of(c.cfg).Window.D(), slowest, p.Name, p.Name),
 		evidence: ev, repl: repl,
 	})
 }

@@ -12,15 +12,18 @@ func smartAttributesRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartAttributes),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameSmartAttribute,
-			Thresholds: []Threshold{
-				{"smart.reallocated.warning", "1"}, {"smart.reallocated.critical", "50"},
-				{"smart.reported_uncorrect.warning", "1"}, {"smart.reported_uncorrect.critical", "10"},
-				{"smart.command_timeout.warning", "1"}, {"smart.command_timeout.critical", "100"},
-				{"smart.pending.warning", "1"}, {"smart.pending.critical", "10"},
-				{"smart.offline_uncorrectable.warning", "1"}, {"smart.offline_uncorrectable.critical", "10"},
-			},
+			Thresholds: smartConfig.thresholds(
+				"reallocated.warning", "reallocated.critical",
+				"reported_uncorrect.warning", "reported_uncorrect.critical",
+				"command_timeout.warning", "command_timeout.critical",
+				"pending.warning", "pending.critical",
+				"offline_uncorrectable.warning", "offline_uncorrectable.critical",
+			),
 			Severity: "per `smart.<attr>.warning/critical`",
 			Condition: "raw 5 (reallocated {smart.reallocated.warning}/{smart.reallocated.critical}), " +
 				"187 ({smart.reported_uncorrect.warning}/{smart.reported_uncorrect.critical}), " +
@@ -35,7 +38,7 @@ func smartAttributesRule() Rule {
 type smartCounter struct {
 	id    int
 	what  string // "reallocated sectors"
-	limit func(*config.SmartRules) config.AttrLimits
+	limit func(smartSettings) attrLimits
 }
 
 // smartCounters: the five attributes Backblaze found most predictive of
@@ -44,11 +47,11 @@ type smartCounter struct {
 // becomes likely within months.
 func smartCounters() []smartCounter {
 	return []smartCounter{
-		{5, "reallocated sectors", func(s *config.SmartRules) config.AttrLimits { return s.Reallocated }},
-		{187, "reported uncorrectable errors", func(s *config.SmartRules) config.AttrLimits { return s.ReportedUncorrect }},
-		{188, "command timeouts", func(s *config.SmartRules) config.AttrLimits { return s.CommandTimeout }},
-		{197, "pending sectors", func(s *config.SmartRules) config.AttrLimits { return s.Pending }},
-		{198, "offline uncorrectable sectors", func(s *config.SmartRules) config.AttrLimits { return s.OfflineUncorrect }},
+		{5, "reallocated sectors", func(s smartSettings) attrLimits { return s.Reallocated }},
+		{187, "reported uncorrectable errors", func(s smartSettings) attrLimits { return s.ReportedUncorrect }},
+		{188, "command timeouts", func(s smartSettings) attrLimits { return s.CommandTimeout }},
+		{197, "pending sectors", func(s smartSettings) attrLimits { return s.Pending }},
+		{198, "offline uncorrectable sectors", func(s smartSettings) attrLimits { return s.OfflineUncorrect }},
 	}
 }
 
@@ -58,12 +61,13 @@ func smartCounters() []smartCounter {
 // value is only repeated on the repeat interval. Per-disk or per-model overrides
 // silence or re-threshold a vendor's bogus counter.
 func ruleSmartAttributes(c *evalCtx, r *smart.Report) {
+	settings := smartConfig.of(c.cfg)
 	for _, sc := range smartCounters() {
 		a := attr(r, sc.id)
 		if a == nil {
 			continue
 		}
-		l, ignore := limits(c.cfg, r, sc.id, sc.limit(&c.cfg.Smart))
+		l, ignore := limits(c.cfg, r, sc.id, sc.limit(settings))
 		if ignore {
 			continue
 		}

@@ -14,9 +14,12 @@ func smartCRCRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartCRC),
+		Config: []config.RuleSection{
+			smartConfig, errorsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSmartCRC,
-			Thresholds: []Threshold{{"smart.crc_warning", "1"}, {"errors.hold", "24h"}},
+			Thresholds: []Threshold{smartConfig.threshold("crc_warning"), errorsConfig.threshold("hold")},
 			Severity:   "warning",
 			Condition:  "199 UDMA CRC rose (≥ `smart.crc_warning`); names the cable/backplane or USB enclosure, not the disk; holds `errors.hold`",
 		}},
@@ -37,7 +40,7 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 		return
 	}
 	v := rawCount(a)
-	l, ignore := limits(c.cfg, r, 199, cfgLimits(c.cfg.Smart.CRCWarning))
+	l, ignore := limits(c.cfg, r, 199, cfgLimits(smartConfig.of(c.cfg).CRCWarning))
 	if v > d.CRC || (!d.CRCSeen && v > 0) {
 		d.CRCAt = c.now
 		c.h.dirty = true
@@ -46,7 +49,7 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 		d.CRC, d.CRCSeen = v, true
 		c.h.dirty = true
 	}
-	if ignore || l.Warning == 0 || v < l.Warning || d.CRCAt.IsZero() || c.now.Sub(d.CRCAt) >= c.cfg.Errors.Hold.D() {
+	if ignore || l.Warning == 0 || v < l.Warning || d.CRCAt.IsZero() || c.now.Sub(d.CRCAt) >= errorsConfig.of(c.cfg).Hold.D() {
 		return
 	}
 	link := "the SATA/SAS cable or backplane slot"
@@ -67,4 +70,4 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 		evidence: ev})
 }
 
-func cfgLimits(warn uint64) config.AttrLimits { return config.AttrLimits{Warning: warn} }
+func cfgLimits(warn uint64) attrLimits { return attrLimits{Warning: warn} }

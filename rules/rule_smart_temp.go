@@ -15,14 +15,14 @@ func smartTemperatureRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Smart},
 		Eval:  diskEval(ruleSmartTemperature),
+		Config: []config.RuleSection{
+			smartConfig,
+		},
 		Alerts: []AlertInfo{{
-			Name: nameSmartTemperature,
-			For:  10 * time.Minute,
-			Thresholds: []Threshold{
-				{"smart.hdd_temp_warning", "55"}, {"smart.hdd_temp_critical", "60"},
-				{"smart.ssd_temp_warning", "70"}, {"smart.ssd_temp_critical", "80"},
-			},
-			Severity: "warning / critical",
+			Name:       nameSmartTemperature,
+			For:        10 * time.Minute,
+			Thresholds: smartConfig.thresholds("hdd_temp_warning", "hdd_temp_critical", "ssd_temp_warning", "ssd_temp_critical"),
+			Severity:   "warning / critical",
 			Condition: "over the drive's own limits, else `hdd_temp_*` ({smart.hdd_temp_warning}/{smart.hdd_temp_critical} °C) " +
 				"or `ssd_temp_*` ({smart.ssd_temp_warning}/{smart.ssd_temp_critical} °C); `for` {for}",
 		}},
@@ -67,10 +67,11 @@ func ruleSmartTemperature(c *evalCtx, r *smart.Report) {
 // rules.smart.{hdd,ssd}_temp_*; an override for attribute 194 beats both,
 // or silences the disk (ignore).
 func temperatureLimits(cfg *config.RulesConfig, r *smart.Report) (warn, crit int, src string, ignore bool) {
-	warn, crit = cfg.Smart.HDDTempWarning, cfg.Smart.HDDTempCritical
+	s := smartConfig.of(cfg)
+	warn, crit = s.HDDTempWarning, s.HDDTempCritical
 	kind := "HDD"
 	if (r.RotationRPM != nil && *r.RotationRPM == 0) || r.Transport == disk.TransportNVMe || r.NVMe != nil {
-		warn, crit, kind = cfg.Smart.SSDTempWarning, cfg.Smart.SSDTempCritical, "SSD"
+		warn, crit, kind = s.SSDTempWarning, s.SSDTempCritical, "SSD"
 	}
 	src = "configured " + kind + " limits"
 	if r.TempWarnC != nil && *r.TempWarnC > 0 {

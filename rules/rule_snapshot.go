@@ -6,19 +6,52 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/units"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 )
 
+// snapshotSettings are rules.snapshots: snapshots that stopped, and
+// snapshots that eat the pool.
+type snapshotSettings struct {
+	// MaxAge sets the newest snapshot's allowed age per dataset glob; a
+	// dataset no entry matches is judged by its snapshot tool's period
+	// (period × 2 + Grace), recognised from the names.
+	MaxAge []datasetAge `yaml:"max_age" doc:"e.g. [{dataset: tank/photos, max_age: 2d}]" note:"Newest snapshot age per dataset glob (first match wins; 0 = unchecked).\nDatasets not listed are judged by their snapshot tool's period, read\nfrom the names (sanoid, zfs-auto-snapshot, TrueNAS, zrepl, pyznap):\nstale past period × 2 + grace."`
+	// Grace is added to twice the recognised period.
+	Grace config.Duration `yaml:"grace"`
+	// SpaceShare: snapshots holding more than this percentage of a pool's
+	// used space warn, once the pool is past capacity.warning.
+	SpaceShare float64 `yaml:"space_share" doc:"snapshots holding more than this % of a full pool's used space → warning"`
+	// MaxCount: more snapshots than this on one dataset slow every zfs command.
+	MaxCount int `yaml:"max_count" doc:"more snapshots than this on one dataset → warning"`
+}
+
+var snapshotsConfig = defineConfig("snapshots", snapshotSettings{Grace: config.Duration(time.Hour), SpaceShare: 50, MaxCount: 10000})
+
+func (s snapshotSettings) validate(p string, errs *config.Errors) {
+	datasetAges(errs, p+".max_age", s.MaxAge)
+	if g := s.Grace.D(); g < 0 || g > 7*24*time.Hour {
+		errs.Add(p+".grace", config.FormatDuration(g), "must be between 0s and 7d")
+	}
+	percent(errs, p+".space_share", s.SpaceShare)
+	if s.MaxCount < 1 {
+		errs.Add(p+".max_count", s.MaxCount, "must be at least 1 (snapshots per dataset)")
+	}
+}
+
 func snapshotStaleRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Snapshots},
 		Eval:  snapshotEval(ruleSnapshotStale),
+		Config: []config.RuleSection{
+			snapshotsConfig, replicationConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotStale,
-			Thresholds: []Threshold{{"snapshots.grace", "1h"}},
+			Thresholds: snapshotsConfig.thresholds("grace"),
 			Severity:   "warning",
 			Condition: "newest snapshot older than the first `snapshots.max_age` entry matching the dataset (0 = unchecked), else than its snapshot tool's period × 2 + `snapshots.grace` ({snapshots.grace}), " +
 				"the period recognised from the names (sanoid, zfs-auto-snapshot, TrueNAS, zrepl, pyznap; the shortest one used); datasets with neither, and backup targets (`replication.targets`) without an entry, are not checked; re-judged every 15 s",
@@ -30,10 +63,13 @@ func snapshotCountRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Snapshots},
 		Eval:  snapshotEval(ruleSnapshotCount),
+		Config: []config.RuleSection{
+			snapshotsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotCount,
 			For:        time.Hour,
-			Thresholds: []Threshold{{"snapshots.max_count", "10000"}},
+			Thresholds: snapshotsConfig.thresholds("max_count"),
 			Severity:   "warning",
 			Condition:  "more than `snapshots.max_count` ({snapshots.max_count}) snapshots on one dataset; `for` {for}",
 		}},
@@ -44,10 +80,13 @@ func snapshotSpaceRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolCapacity, facts.Datasets},
 		Eval:  poolCapacityEval(ruleSnapshotSpace),
+		Config: []config.RuleSection{
+			snapshotsConfig, capacityConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameSnapshotSpace,
 			For:        30 * time.Minute,
-			Thresholds: []Threshold{{"snapshots.space_share", "50"}, {"capacity.warning", "80"}},
+			Thresholds: []Threshold{snapshotsConfig.threshold("space_share"), capacityConfig.threshold("warning")},
 			Severity:   "warning",
 			Condition:  "snapshots (usedbysnapshots of the pool's datasets) hold more than `snapshots.space_share` ({snapshots.space_share} %) of the pool's used space while the pool is past `capacity.warning` ({capacity.warning}); names the biggest holders; `for` {for}",
 		}},
@@ -63,7 +102,8 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 	if s.Count == 0 {
 		return
 	}
-	maxAge, configured := firstAge(c.cfg.Snapshots.MaxAge, s.Dataset)
+	cfg := snapshotsConfig.of(c.cfg)
+	maxAge, configured := firstAge(cfg.MaxAge, s.Dataset)
 	newest, newestName := s.Newest, s.NewestName
 	var expect, hint string
 	switch {
@@ -79,11 +119,11 @@ func ruleSnapshotStale(c *evalCtx, s *zfs.SnapshotStats) {
 		if s.Scheme == nil || s.Scheme.Period <= 0 {
 			return
 		}
-		if _, target := firstAge(c.cfg.Replication.Targets, s.Dataset); target {
+		if _, target := firstAge(replicationConfig.of(c.cfg).Targets, s.Dataset); target {
 			return // received snapshots: ReplicationStale judges them
 		}
 		sc := s.Scheme
-		grace := c.cfg.Snapshots.Grace.D()
+		grace := cfg.Grace.D()
 		maxAge = 2*sc.Period + grace
 		newest, newestName = sc.Newest, sc.NewestName
 		expect = fmt.Sprintf("%s takes %s snapshots every %s, so zwatch allows %s (twice that plus %s grace)",
@@ -131,7 +171,7 @@ func snapshotToolHint(tool, dataset string) string {
 // nameSnapshotCount: tens of thousands of snapshots slow every zfs list,
 // send and boot-time mount; a pruning job that died lets them pile up.
 func ruleSnapshotCount(c *evalCtx, s *zfs.SnapshotStats) {
-	limit := c.cfg.Snapshots.MaxCount
+	limit := snapshotsConfig.of(c.cfg).MaxCount
 	if limit <= 0 || s.Count <= limit {
 		return
 	}
@@ -149,8 +189,8 @@ func ruleSnapshotCount(c *evalCtx, s *zfs.SnapshotStats) {
 // data. Only said when the pool is past its capacity warning: snapshots
 // holding space on an empty pool are what they are for.
 func ruleSnapshotSpace(c *evalCtx, p *zfs.PoolList) {
-	cfg := c.cfg.Snapshots
-	if c.h.datasets == nil || cfg.SpaceShare <= 0 || p.CapacityPct < c.cfg.Capacity.Warning {
+	cfg := snapshotsConfig.of(c.cfg)
+	if c.h.datasets == nil || cfg.SpaceShare <= 0 || p.CapacityPct < capacityConfig.of(c.cfg).Warning {
 		return
 	}
 	var root *facts.DatasetState

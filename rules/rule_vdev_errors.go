@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -15,24 +16,50 @@ import (
 // the first errors in make e2e) to arrive and carry them.
 const errorsSettle = 10 * time.Second
 
+// errorSettings are rules.errors: READ/WRITE/CKSUM counters. SmartCRC
+// holds its alert for Hold too.
+type errorSettings struct {
+	// Hold keeps a "new errors" alert firing this long after the last increase.
+	Hold config.Duration `yaml:"hold" doc:"how long a READ/WRITE/CKSUM increase keeps its alert firing"`
+	// RateCount errors within RateWindow on one vdev is critical, as ZED's
+	// diagnosis engine would fault the device (its default: 10 in 10 minutes).
+	RateCount  int             `yaml:"rate_count" doc:"this many errors on one vdev ..."`
+	RateWindow config.Duration `yaml:"rate_window" doc:"... within this window is critical (like ZED's diagnosis engine)"`
+}
+
+var errorsConfig = defineConfig("errors", errorSettings{
+	Hold: config.Duration(24 * time.Hour), RateCount: 10, RateWindow: config.Duration(10 * time.Minute),
+})
+
+func (e errorSettings) validate(p string, errs *config.Errors) {
+	config.CheckMinDuration(errs, p+".hold", e.Hold, time.Minute)
+	if e.RateCount < 1 {
+		errs.Add(p+".rate_count", e.RateCount, "must be at least 1")
+	}
+	config.CheckMinDuration(errs, p+".rate_window", e.RateWindow, time.Minute)
+}
+
 func vdevErrorsRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleVdevErrors),
+		Config: []config.RuleSection{
+			errorsConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameVdevErrors,
 			// A disk that drops out shows I/O errors for a second or two
 			// before ZFS marks it REMOVED (or suspends its pool): the state
 			// change, not the counters, is the page then.
 			For:         errorsSettle,
-			Thresholds:  []Threshold{{"errors.hold", "24h"}},
+			Thresholds:  errorsConfig.thresholds("hold"),
 			Severity:    "warning",
 			Condition:   "READ/WRITE/CKSUM rose; holds `errors.hold` ({errors.hold}) after the last rise; ends when counters are cleared; `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
 		}, {
 			Name:        nameVdevErrorRate,
 			For:         errorsSettle,
-			Thresholds:  []Threshold{{"errors.rate_count", "10"}, {"errors.rate_window", "10m"}},
+			Thresholds:  errorsConfig.thresholds("rate_count", "rate_window"),
 			Severity:    "critical",
 			Condition:   "≥ `errors.rate_count` ({errors.rate_count}) errors in `errors.rate_window` ({errors.rate_window}) on one device, like ZED; `for` {for}",
 			InhibitedBy: []InhibitRule{poolDown()},
@@ -112,6 +139,7 @@ func countErrors(h *hostState, key string, l *zfs.Vdev, now time.Time) (inc uint
 // VdevErrorRate mirrors ZED's diagnosis engine: rules.errors.rate_count
 // errors within rules.errors.rate_window on one device is critical.
 func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
+	cfg := errorsConfig.of(c.cfg)
 	present := map[string]bool{}
 	for _, cv := range p.AllVdevs() {
 		for _, l := range cv.Vdev.Leaves() {
@@ -139,7 +167,7 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 			if l.ErrorsApproximate {
 				ev["approximate"] = "true"
 			}
-			if c.now.Sub(vc.LastIncrease) < c.cfg.Errors.Hold.D() {
+			if c.now.Sub(vc.LastIncrease) < cfg.Hold.D() {
 				c.emit(cond{
 					name: nameVdevErrors, severity: alert.Warning, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
@@ -149,13 +177,13 @@ func ruleVdevErrors(c *evalCtx, p *zfs.Pool) {
 					evidence: ev, repl: repl,
 				})
 			}
-			if n := recentErrors(vc, c.now, c.cfg.Errors.RateWindow.D()); n >= uint64(c.cfg.Errors.RateCount) {
+			if n := recentErrors(vc, c.now, cfg.RateWindow.D()); n >= uint64(cfg.RateCount) {
 				c.emit(cond{
 					name: nameVdevErrorRate, severity: alert.Critical, pool: p.Name, serial: serial, count: vc.Total,
 					labels:  labels,
-					summary: fmt.Sprintf("%s in %s: %d errors in %s", what, zfs.Place(p.Name, cv.Vdev.Name), n, c.cfg.Errors.RateWindow.D()),
+					summary: fmt.Sprintf("%s in %s: %d errors in %s", what, zfs.Place(p.Name, cv.Vdev.Name), n, cfg.RateWindow.D()),
 					desc: fmt.Sprintf("%d I/O or checksum errors within %s on %s: at this rate ZFS's diagnosis engine faults a device. Prepare a replacement.",
-						n, c.cfg.Errors.RateWindow.D(), vdevID(l)),
+						n, cfg.RateWindow.D(), vdevID(l)),
 					evidence: ev, repl: repl,
 				})
 			}

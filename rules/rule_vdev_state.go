@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
@@ -13,9 +14,12 @@ func vdevStateRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.ZpoolStatus},
 		Eval:  poolEval(ruleVdevState),
+		Config: []config.RuleSection{
+			redundancyConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:        nameVdevState,
-			Thresholds:  []Threshold{{"redundancy.critical_margin", "0"}},
+			Thresholds:  redundancyConfig.thresholds("critical_margin"),
 			Severity:    "critical if the top-level margin ≤ `redundancy.critical_margin`, else warning; DEGRADED, cache and spares: warning",
 			Condition:   "leaf FAULTED, UNAVAIL, REMOVED, OFFLINE, DEGRADED — a device shown by GUID keeps its `was` name as label",
 			InhibitedBy: []InhibitRule{poolDown()},
@@ -36,7 +40,7 @@ func ruleVdevState(c *evalCtx, p *zfs.Pool) {
 				continue
 			}
 			sev := alert.Warning
-			if hasMargin && l.State != zfs.StateDegraded && left <= c.cfg.Redundancy.CriticalMargin &&
+			if hasMargin && l.State != zfs.StateDegraded && left <= redundancyConfig.of(c.cfg).CriticalMargin &&
 				cv.Class != "cache" && cv.Class != "spares" {
 				sev = alert.Critical
 			}

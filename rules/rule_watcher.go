@@ -8,21 +8,63 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 )
+
+// watcherSettings are rules.watcher: alerts about zwatch's own view of the
+// machine.
+type watcherSettings struct {
+	// StaleIntervals: a collector silent for this many of its intervals is stale.
+	StaleIntervals int `yaml:"stale_intervals" doc:"no fresh data from a collector for this many intervals → warning"`
+	// SilentAfter: a host whose heartbeat is this old is silent.
+	SilentAfter config.Duration `yaml:"silent_after" doc:"a host whose heartbeat stops this long → \"stopped reporting\""`
+	// TimeoutRepeats: this many timeouts in a row mean the command hangs.
+	TimeoutRepeats int `yaml:"timeout_repeats" doc:"repeated command timeouts (a hung zpool) → alert"`
+}
+
+var watcherConfig = defineConfig("watcher", watcherSettings{StaleIntervals: 3, SilentAfter: config.Duration(3 * time.Minute), TimeoutRepeats: 3})
+
+func (w watcherSettings) validate(p string, errs *config.Errors) {
+	if w.StaleIntervals < 2 || w.StaleIntervals > 100 {
+		errs.Add(p+".stale_intervals", w.StaleIntervals, "must be 2 to 100")
+	}
+	config.CheckMinDuration(errs, p+".silent_after", w.SilentAfter, 30*time.Second)
+	if w.TimeoutRepeats < 1 || w.TimeoutRepeats > 100 {
+		errs.Add(p+".timeout_repeats", w.TimeoutRepeats, "must be 1 to 100")
+	}
+}
+
+// SilentAfter is rules.watcher.silent_after: how old a host's heartbeat
+// may get before HostSilent says it stopped reporting. The status page and
+// zwatch status and check judge a host by it too, so that they agree with
+// the alert; the key stays with the rule that owns it rather than in
+// config.RulesConfig, which holds only what no rule owns.
+func SilentAfter(cfg *config.RulesConfig) time.Duration {
+	return watcherConfig.of(cfg).SilentAfter.D()
+}
+
+// SetSilentAfter sets rules.watcher.silent_after in cfg, also below the
+// least the file may set (tests that cannot wait minutes).
+func SetSilentAfter(cfg *config.RulesConfig, d time.Duration) {
+	watcherConfig.edit(cfg, func(w *watcherSettings) { w.SilentAfter = config.Duration(d) })
+}
 
 func collectorStaleRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Heartbeat, facts.CollectorError},
 		Eval:  watcherEval(ruleCollectorStale),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name: nameCollectorStale,
 			// zpool list waits while zpool create or import holds the pool
 			// lock: a collector a few intervals late is not news, one silent
 			// for another minute is (seen on real OpenZFS in make e2e).
 			For:        time.Minute,
-			Thresholds: []Threshold{{"watcher.stale_intervals", "3"}},
+			Thresholds: watcherConfig.thresholds("stale_intervals"),
 			Severity:   "warning",
 			Condition: "no fresh message from a collector for `watcher.stale_intervals` ({watcher.stale_intervals}) of its heartbeat interval; " +
 				"`for` {for} (zpool list is late while `zpool create`/`import` holds the pool lock)",
@@ -34,9 +76,12 @@ func hostSilentRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Heartbeat},
 		Eval:  watcherEval(ruleHostSilent),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameHostSilent,
-			Thresholds: []Threshold{{"watcher.silent_after", "3m"}},
+			Thresholds: watcherConfig.thresholds("silent_after"),
 			Severity:   "critical",
 			Condition:  "no heartbeat for `watcher.silent_after` ({watcher.silent_after})",
 		}},
@@ -47,9 +92,12 @@ func commandHangsRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.CollectorError, facts.PoolKstat},
 		Eval:  watcherEval(ruleCommandHangs),
+		Config: []config.RuleSection{
+			watcherConfig,
+		},
 		Alerts: []AlertInfo{{
 			Name:       nameCommandHangs,
-			Thresholds: []Threshold{{"watcher.timeout_repeats", "3"}},
+			Thresholds: watcherConfig.thresholds("timeout_repeats"),
 			Severity:   "critical",
 			Condition: "a collector's command (or smartctl on one disk) timed out `watcher.timeout_repeats` ({watcher.timeout_repeats}) times in a row, " +
 				"or once and confirmed: the killed process has not exited (busy), the kstat says a pool is SUSPENDED, or another zpool command times out too; " +
@@ -205,12 +253,13 @@ func sortedCollectors(h *hostState) []string {
 // nameCollectorStale: no fresh message from a collector for
 // rules.watcher.stale_intervals of its interval (from the heartbeat).
 func ruleCollectorStale(c *evalCtx) {
+	stale := watcherConfig.of(c.cfg).StaleIntervals
 	for _, name := range sortedCollectors(c.h) {
 		st := c.h.Collectors[name]
 		if st.Interval <= 0 || st.Disabled != "" || st.LastSeen == nil {
 			continue
 		}
-		limit := time.Duration(c.cfg.Watcher.StaleIntervals) * st.Interval
+		limit := time.Duration(stale) * st.Interval
 		age := c.now.Sub(c.sinceRef(*st.LastSeen))
 		if age <= limit {
 			continue
@@ -236,7 +285,7 @@ func ruleHostSilent(c *evalCtx) {
 		return
 	}
 	age := c.now.Sub(c.sinceRef(*hb))
-	if age <= c.cfg.Watcher.SilentAfter.D() {
+	if age <= watcherConfig.of(c.cfg).SilentAfter.D() {
 		return
 	}
 	c.emit(cond{name: nameHostSilent, severity: alert.Critical,
@@ -270,7 +319,7 @@ func ruleCommandHangs(c *evalCtx) {
 		labels := map[string]string{"collector": name}
 		zpool := slices.Contains(zpoolCollectors, name)
 		confirmed := st.TimeoutStreak > 0 && (st.ErrKind == "busy" || zpool && (suspended || zpoolHung > 1))
-		if st.TimeoutStreak < c.cfg.Watcher.TimeoutRepeats && !confirmed {
+		if st.TimeoutStreak < watcherConfig.of(c.cfg).TimeoutRepeats && !confirmed {
 			c.keepHang(labels, hangs != nil && hasKey(hangs.Answers, name))
 			continue
 		}
@@ -306,7 +355,7 @@ func ruleCommandHangs(c *evalCtx) {
 			c.h.dirty = true
 			continue
 		}
-		if ts.Streak < c.cfg.Watcher.TimeoutRepeats && !(ts.Streak > 0 && ts.Kind == "busy") {
+		if ts.Streak < watcherConfig.of(c.cfg).TimeoutRepeats && !(ts.Streak > 0 && ts.Kind == "busy") {
 			c.keepHang(labels, ts.Streak == 0)
 			continue
 		}

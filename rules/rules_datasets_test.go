@@ -214,7 +214,9 @@ func TestNotMountedWithFilesUnderneath(t *testing.T) {
 		}
 	}
 	// Ignored on purpose.
-	e = newTestEngine(func(c *config.RulesConfig) { c.Datasets.Ignore = []string{"nas/*", "backup/*"} })
+	e = newTestEngine(func(c *config.RulesConfig) {
+		datasetsConfig.edit(c, func(d *datasetSettings) { d.Ignore = []string{"nas/*", "backup/*"} })
+	})
 	observe(t, e, datasetsEnv(t, t0, ds...), t0)
 	sameList(t, active(e, datasetAlerts[:3]...), nil)
 }

@@ -114,7 +114,9 @@ func TestDiskVanishedForgetIgnoreRestart(t *testing.T) {
 	tickUntil(st, t0.Add(time.Minute), 5*time.Minute)
 	sameList(t, active(st, nameDiskVanished), nil)
 
-	ig := newTestEngine(func(c *config.RulesConfig) { c.Disks.Ignore = []string{"ata-Samsung_SSD_*"} })
+	ig := newTestEngine(func(c *config.RulesConfig) {
+		disksConfig.edit(c, func(d *diskSettings) { d.Ignore = []string{"ata-Samsung_SSD_*"} })
+	})
 	observe(t, ig, inventoryEnv(t, t0, spareDisk), t0)
 	observe(t, ig, inventoryEnv(t, t0.Add(time.Minute)), t0.Add(time.Minute))
 	tickUntil(ig, t0.Add(time.Minute), 5*time.Minute)

@@ -77,7 +77,9 @@ func TestStatusRules(t *testing.T) {
 }
 
 func TestRedundancyCriticalMargin(t *testing.T) {
-	e := newTestEngine(func(c *config.RulesConfig) { c.Redundancy.CriticalMargin = 1 })
+	e := newTestEngine(func(c *config.RulesConfig) {
+		redundancyConfig.edit(c, func(r *redundancySettings) { r.CriticalMargin = 1 })
+	})
 	observe(t, e, statusEnv(t, "zpool-status/freebsd-raidz2-degraded-faulted-too-many-errors.txt", t0), t0)
 	a := find(e, nameRedundancy)
 	if a == nil || a.Severity != "critical" {

@@ -146,7 +146,9 @@ func TestForgottenPoolResolvesItsAlerts(t *testing.T) {
 // A pool exported on purpose (rules.pools.exported) keeps nothing: its
 // alerts resolve as they did, and its absence raises nothing.
 func TestPoolExportedOnPurpose(t *testing.T) {
-	e := newTestEngine(func(c *config.RulesConfig) { c.Pools.Exported = []string{"va*"} })
+	e := newTestEngine(func(c *config.RulesConfig) {
+		poolsConfig.edit(c, func(p *poolSettings) { p.Exported = []string{"va*"} })
+	})
 	got, _ := exportVault(t, e)
 	lines := noteLines(got)
 	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "resolved warning PoolState: pool vault") }) {

@@ -46,21 +46,21 @@ func TestSmartOverrides(t *testing.T) {
 	r := smartReport(t, "usb-jmicron-hitachi-hdd-failing-realloc-now.json")
 	cases := []struct {
 		name string
-		ov   []config.SmartOverride
+		ov   []smartOverride
 		want []string
 	}{
-		{"ignore 197 by serial", []config.SmartOverride{{Serial: "MSK423Y20S3HBC", Attribute: 197, Ignore: true}}, []string{
+		{"ignore 197 by serial", []smartOverride{{Serial: "MSK423Y20S3HBC", Attribute: 197, Ignore: true}}, []string{
 			"SmartAttribute critical attribute=5 disk=MSK423Y20S3HBC"}},
-		{"raise 5 by model", []config.SmartOverride{{Model: "Hitachi HDS7210*", Attribute: 5, Warning: u(1000), Critical: u(5000)}}, []string{
+		{"raise 5 by model", []smartOverride{{Model: "Hitachi HDS7210*", Attribute: 5, Warning: u(1000), Critical: u(5000)}}, []string{
 			"SmartAttribute warning attribute=197 disk=MSK423Y20S3HBC",
 			"SmartAttribute warning attribute=5 disk=MSK423Y20S3HBC"}},
-		{"other serial untouched", []config.SmartOverride{{Serial: "OTHER", Attribute: 5, Ignore: true}}, []string{
+		{"other serial untouched", []smartOverride{{Serial: "OTHER", Attribute: 5, Ignore: true}}, []string{
 			"SmartAttribute critical attribute=5 disk=MSK423Y20S3HBC",
 			"SmartAttribute warning attribute=197 disk=MSK423Y20S3HBC"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEngine(func(c *config.RulesConfig) { c.Smart.Overrides = tc.ov })
+			e := newTestEngine(func(c *config.RulesConfig) { smartConfig.edit(c, func(s *smartSettings) { s.Overrides = tc.ov }) })
 			observe(t, e, smartEnv(t, r, t0), t0)
 			sameList(t, active(e, nameSmartAttribute), tc.want)
 		})
@@ -72,7 +72,10 @@ func TestSmartOverrides(t *testing.T) {
 func TestSmartAttributeIncreaseResends(t *testing.T) {
 	r := smartReport(t, "usb-jmicron-hitachi-hdd-failing-realloc-now.json")
 	// Critical at 100 pending, so that 10 is the ladder alone, no severity rise.
-	e := newTestEngine(func(c *config.RulesConfig) { c.GroupWait, c.Smart.Pending.Critical = 0, 100 })
+	e := newTestEngine(func(c *config.RulesConfig) {
+		c.GroupWait = 0
+		smartConfig.edit(c, func(s *smartSettings) { s.Pending.Critical = 100 })
+	})
 	observe(t, e, smartEnv(t, r, t0), t0)
 	if n := e.Tick(t0); len(n) != 1 {
 		t.Fatalf("first: %d notifications", len(n))
@@ -112,7 +115,9 @@ func TestSmartHandMadeCases(t *testing.T) {
 		{"drive's own limit wins", "sata-hdd-wd140edfz-healthy.json", func(r *smart.Report) { r.TemperatureC, r.TempWarnC, r.TempCritC = i(57), i(65), i(70) }, nil, nil},
 		{"ssd limits", "nvme-intel-660p-healthy.json", func(r *smart.Report) { r.TemperatureC, r.TempWarnC, r.TempCritC = i(61), nil, nil }, nil, nil},
 		{"override 194", "sata-hdd-wd140edfz-healthy.json", func(r *smart.Report) { r.TemperatureC = i(57) }, func(c *config.RulesConfig) {
-			c.Smart.Overrides = []config.SmartOverride{{Serial: "9RK1XXXX", Attribute: 194, Ignore: true}}
+			smartConfig.edit(c, func(s *smartSettings) {
+				s.Overrides = []smartOverride{{Serial: "9RK1XXXX", Attribute: 194, Ignore: true}}
+			})
 		}, nil},
 		{"self-test failed", "usb-jmicron-hitachi-hdd-failing-realloc-now.json", func(r *smart.Report) {
 			r.SelfTest = &smart.SelfTest{Type: "Extended offline", Status: "Completed: read failure", LifetimeHours: 40}

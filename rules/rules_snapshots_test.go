@@ -66,8 +66,10 @@ func TestSnapshotStaleOnCapture(t *testing.T) {
 
 	// Config first: a 0 max_age leaves a dataset unchecked, a long one keeps it quiet.
 	e = newTestEngine(func(c *config.RulesConfig) {
-		c.Snapshots.MaxAge = []config.DatasetAge{{Dataset: "nas/media", MaxAge: 0}, {Dataset: "nas/*", MaxAge: config.Duration(30 * 24 * time.Hour)},
-			{Dataset: "nas/*/*", MaxAge: config.Duration(30 * 24 * time.Hour)}} // * does not cross /
+		snapshotsConfig.edit(c, func(s *snapshotSettings) {
+			s.MaxAge = []datasetAge{{Dataset: "nas/media", MaxAge: 0}, {Dataset: "nas/*", MaxAge: config.Duration(30 * 24 * time.Hour)},
+				{Dataset: "nas/*/*", MaxAge: config.Duration(30 * 24 * time.Hour)}} // * does not cross /
+		})
 	})
 	observe(t, e, snapshotsEnv(t, now, snaps), now)
 	sameList(t, active(e, nameSnapshotStale), nil)
@@ -120,7 +122,9 @@ func TestSnapshotStaleAtTick(t *testing.T) {
 func TestReplicationStaleOnCapture(t *testing.T) {
 	now := k1Time(t)
 	e := newTestEngine(func(c *config.RulesConfig) {
-		c.Replication.Targets = []config.DatasetAge{{Dataset: "backup/*", MaxAge: config.Duration(26 * time.Hour)}, {Dataset: "offsite", MaxAge: config.Duration(7 * 24 * time.Hour)}}
+		replicationConfig.edit(c, func(r *replicationSettings) {
+			r.Targets = []datasetAge{{Dataset: "backup/*", MaxAge: config.Duration(26 * time.Hour)}, {Dataset: "offsite", MaxAge: config.Duration(7 * 24 * time.Hour)}}
+		})
 	})
 	observe(t, e, datasetsEnv(t, now, capturedDatasets(t, "k3-interrupted.zfs-list-datasets.txt")...), now)
 	if got := active(e, nameReplicationStale); len(got) != 0 {
@@ -168,9 +172,8 @@ func TestSnapshotCountAndSpaceOnCapture(t *testing.T) {
 
 	e = newTestEngine(func(c *config.RulesConfig) {
 		c.For = forZero(nameSnapshotCount, nameSnapshotSpace)
-		c.Snapshots.MaxCount = 10
-		c.Snapshots.SpaceShare = 0.01
-		c.Capacity.Warning = 10
+		snapshotsConfig.edit(c, func(s *snapshotSettings) { s.MaxCount, s.SpaceShare = 10, 0.01 })
+		capacityConfig.edit(c, func(cp *capacitySettings) { cp.Warning = 10 })
 	})
 	observe(t, e, datasetsEnv(t, now, ds...), now)
 	observe(t, e, snapshotsEnv(t, now, snaps), now)

@@ -88,7 +88,10 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 
 func TestARCRules(t *testing.T) {
 	ratio := 0.5
-	e := newTestEngine(func(c *configRules) { c.ARC.MinHitRatio = 0.8; c.For = forZero("ARCHitRatio") })
+	e := newTestEngine(func(c *configRules) {
+		arcConfig.edit(c, func(a *arcSettings) { a.MinHitRatio = 0.8 })
+		c.For = forZero("ARCHitRatio")
+	})
 	arc := func(at time.Time, a zfs.ARC) { observe(t, e, envOf(t, facts.ARC.Name(), "arc", at, a), at) }
 	arc(t0, zfs.ARC{SizeBytes: 1 << 30, HitRatio: &ratio, ThrottleDelta: 2, MemoryThrottleCount: 2})
 	sameList(t, active(e), []string{"ARCHitRatio warning", "ARCThrottle warning"})

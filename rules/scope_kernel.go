@@ -181,7 +181,7 @@ func observeKernelLog(o observation, env bus.Envelope, d *facts.KernelLogData) e
 	if d.Lost > 0 || d.Dropped > 0 {
 		e.log.Debug("kernel log records not counted", "host", env.Host, "lost", d.Lost, "dropped", d.Dropped, "source", d.Source)
 	}
-	cfg := e.cfg.Kernel
+	cfg := kernelConfig.of(&e.cfg)
 	for i := range d.Disks {
 		dl := &d.Disks[i]
 		media, link := splitCauses(dl.Counts)
@@ -347,7 +347,7 @@ func (e *Engine) indexKernelDisk(h *hostState, id *disk.Identity, now time.Time)
 // evalKernel ages the host's kernel history and runs the kernel rules over
 // every disk with an episode.
 func (e *Engine) evalKernel(h *hostState, now time.Time) {
-	cfg := e.cfg.Kernel
+	cfg := kernelConfig.of(&e.cfg)
 	disks := kernelMemory.peek(h).disks()
 	for _, key := range sortedKeys(disks) {
 		kd := disks[key]

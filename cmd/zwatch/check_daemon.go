@@ -93,7 +93,7 @@ func daemonBus(ctx context.Context, cfg *config.Config) pluginResult {
 	if err != nil {
 		return unknown("the daemon's heartbeat: %v", err)
 	}
-	silent := cfg.Rules.Watcher.SilentAfter.D()
+	silent := rules.SilentAfter(&cfg.Rules)
 	age := time.Duration(-1)
 	for _, h := range hosts {
 		if h.Host == cfg.Host {

@@ -22,6 +22,7 @@ import (
 	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/internal/input"
 	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // statusReport is the --json output of `zwatch status`; its schema is
@@ -159,7 +160,7 @@ func fleetStatus(ctx context.Context, g *globals, w io.Writer, asJSON bool) erro
 		return withCode(exitNoData, err)
 	}
 	now := time.Now()
-	silent := l.Config.Rules.Watcher.SilentAfter.D()
+	silent := rules.SilentAfter(&l.Config.Rules)
 	problems := 0
 	for _, h := range hosts {
 		if age := h.Age(now); age < 0 || age > silent {

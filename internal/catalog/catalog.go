@@ -14,7 +14,9 @@ import (
 // Config is the catalogue config.Load and config.Parse check a file against.
 func Config() config.Catalog {
 	var cat config.Catalog
-	cat.Rules = rules.Names()
+	catalogue := rules.Catalogue()
+	cat.Rules = rules.AlertNames(catalogue)
+	cat.RuleSections = rules.ConfigSections(catalogue)
 	for _, s := range notifiers.Services() {
 		cat.Channels = append(cat.Channels, s)
 	}

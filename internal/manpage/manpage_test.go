@@ -61,12 +61,14 @@ func TestConfigPageShowsEveryKey(t *testing.T) {
 		}
 	}
 	unmarshaler := reflect.TypeFor[yaml.Unmarshaler]()
+	rulesType := reflect.TypeFor[config.RulesConfig]()
 	var walk func(tp reflect.Type, prefix string)
 	walk = func(tp reflect.Type, prefix string) {
 		for name, f := range yamlcheck.Fields(tp) {
 			p := strings.TrimPrefix(prefix+"."+name, ".")
-			// A mapping of keys below needs no entry of its own when its keys have them.
-			isMapping := f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(unmarshaler)
+			// A mapping of keys below needs no entry of its own when its keys
+			// have them; rules: decodes itself, its keys as a mapping's.
+			isMapping := f.Type == rulesType || f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(unmarshaler)
 			if !shown[p] && !isMapping {
 				t.Errorf("zwatch.yaml(5) does not show key %s", p)
 			}
@@ -76,6 +78,13 @@ func TestConfigPageShowsEveryKey(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[config.Config](), "")
+	// The sections the rules own (rules.kernel, ...), which no config struct has.
+	if len(cat.RuleSections) == 0 {
+		t.Error("the catalogue has no rule sections")
+	}
+	for _, s := range cat.RuleSections {
+		walk(reflect.TypeOf(s.Default()), "rules."+s.Key())
+	}
 	for _, ct := range cat.Channels {
 		if !strings.Contains(text, ".B type: "+ct.Name()+"\n") {
 			t.Errorf("channel type %s is missing", ct.Name())

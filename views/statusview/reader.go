@@ -45,7 +45,7 @@ type channelRef struct{ name, typ string }
 
 // New returns a reader of b for the config's host, channels and watcher rules.
 func New(b *bus.Bus, cfg *config.Config) *Reader {
-	r := &Reader{b: b, host: cfg.Host, silentAfter: cfg.Rules.Watcher.SilentAfter.D(), reads: lastFactsHandlers()}
+	r := &Reader{b: b, host: cfg.Host, silentAfter: rules.SilentAfter(&cfg.Rules), reads: lastFactsHandlers()}
 	if cfg.Notify.Console {
 		r.channels = append(r.channels, channelRef{notifiers.TypeConsole, notifiers.TypeConsole})
 	}
