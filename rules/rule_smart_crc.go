@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
@@ -17,6 +18,7 @@ func smartCRCRule() Rule {
 		Config: []config.RuleSection{
 			smartConfig, errorsConfig,
 		},
+		Memory: []memoryDef{smartCRCMemory},
 		Alerts: []AlertInfo{{
 			Name:       nameSmartCRC,
 			Thresholds: []Threshold{smartConfig.threshold("crc_warning"), errorsConfig.threshold("hold")},
@@ -35,21 +37,21 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 	if a == nil || r.Serial == "" {
 		return
 	}
-	d := c.h.Disks[r.Serial]
-	if d == nil {
-		return
+	if c.h.Disks[r.Serial] == nil {
+		return // not joined yet: its count is remembered once it is
 	}
 	v := rawCount(a)
 	l, ignore := limits(c.cfg, r, 199, cfgLimits(smartConfig.of(c.cfg).CRCWarning))
-	if v > d.CRC || (!d.CRCSeen && v > 0) {
-		d.CRCAt = c.now
+	d, first := smartCRCMemory.of(c.h).link(c.h, r.Serial)
+	if v > d.Count || (first && v > 0) {
+		d.At = c.now
 		c.h.dirty = true
 	}
-	if d.CRC != v || !d.CRCSeen {
-		d.CRC, d.CRCSeen = v, true
+	if first || v != d.Count {
+		d.Count = v
 		c.h.dirty = true
 	}
-	if ignore || l.Warning == 0 || v < l.Warning || d.CRCAt.IsZero() || c.now.Sub(d.CRCAt) >= errorsConfig.of(c.cfg).Hold.D() {
+	if ignore || l.Warning == 0 || v < l.Warning || d.At.IsZero() || c.now.Sub(d.At) >= errorsConfig.of(c.cfg).Hold.D() {
 		return
 	}
 	link := "the SATA/SAS cable or backplane slot"
@@ -71,3 +73,59 @@ func ruleSmartCRC(c *evalCtx, r *smart.Report) {
 }
 
 func cfgLimits(warn uint64) attrLimits { return attrLimits{Warning: warn} }
+
+// crcLink is what SmartCRC remembers of one disk's link: the last UDMA CRC
+// count read, and when it last rose.
+type crcLink struct {
+	Count uint64    `json:"count"`
+	At    time.Time `json:"at,omitzero"`
+}
+
+// crcLinks are SmartCRC's memory of a host: each disk's link, by serial,
+// for the disks the join knows (hostState.Disks), so at most as many.
+type crcLinks struct {
+	Disks map[string]*crcLink `json:"disks,omitempty"`
+}
+
+// smartCRCMemory: 41d2458 kept each count in the join's disk entry
+// (diskRef.legacyCRC, moved here by decodeHost).
+var smartCRCMemory = remember("smart_crc", 1, sameShape[crcLinks])
+
+// link is serial's entry, made on first use (first); the entries of disks
+// the join no longer knows are dropped then.
+func (m *crcLinks) link(h *hostState, serial string) (l *crcLink, first bool) {
+	if l := m.Disks[serial]; l != nil {
+		return l, false
+	}
+	if m.Disks == nil {
+		m.Disks = map[string]*crcLink{}
+	}
+	for s := range m.Disks {
+		if h.Disks[s] == nil {
+			delete(m.Disks, s)
+		}
+	}
+	l = &crcLink{}
+	m.Disks[serial] = l
+	return l, true
+}
+
+// moveLegacyCRC puts the CRC counts a state of 41d2458 kept in its disk
+// entries into SmartCRC's memory, unless the state has that memory.
+func moveLegacyCRC(h *hostState) {
+	if h.Memory[smartCRCMemory.name] != nil {
+		return
+	}
+	var links crcLinks
+	for serial, d := range h.Disks {
+		if d.legacyCRC != nil {
+			if links.Disks == nil {
+				links.Disks = map[string]*crcLink{}
+			}
+			links.Disks[serial], d.legacyCRC = d.legacyCRC, nil
+		}
+	}
+	if links.Disks != nil {
+		smartCRCMemory.of(h).Disks = links.Disks
+	}
+}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"hash/fnv"
 	"time"
 
@@ -164,10 +165,29 @@ type diskRef struct {
 	ID     disk.Identity `json:"id"`
 	Device string        `json:"device"`
 	Seen   time.Time     `json:"seen"`
-	// CRC is the last UDMA CRC count and CRCAt when it last rose.
-	CRC     uint64    `json:"crc,omitempty"`
-	CRCSeen bool      `json:"crc_seen,omitempty"`
-	CRCAt   time.Time `json:"crc_at,omitempty"`
+	// legacyCRC is what SmartCRC remembered here up to 41d2458 (crc,
+	// crc_seen, crc_at); decodeHost moves it into that rule's memory.
+	legacyCRC *crcLink
+}
+
+// UnmarshalJSON reads a disk's identity, and the CRC count that 41d2458
+// kept beside it.
+func (d *diskRef) UnmarshalJSON(data []byte) error {
+	type plain diskRef
+	var saved struct {
+		plain
+		CRC     uint64    `json:"crc"`
+		CRCSeen bool      `json:"crc_seen"`
+		CRCAt   time.Time `json:"crc_at"`
+	}
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return err
+	}
+	*d = diskRef(saved.plain)
+	if saved.CRCSeen {
+		d.legacyCRC = &crcLink{Count: saved.CRC, At: saved.CRCAt}
+	}
+	return nil
 }
 
 type collectorState struct {

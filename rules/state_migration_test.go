@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -146,6 +147,9 @@ func TestLegacyStateUpgradesWithoutForgettingOrPaging(t *testing.T) {
 			t.Errorf("%s: the memory holds %s, want %s", key, mustJSON(t, now), keys[key])
 		}
 	}
+	// The disks keep their identities; SmartCRC's count moved out of them
+	// (TestLegacyCRCMovesIntoItsRule).
+	keys["disks"] = withoutCRC(t, keys["disks"])
 	for _, key := range []string{"known_pools", "forgotten_pools", "leaves", "disks", "collectors", "heartbeat", "flushed"} {
 		if !sameJSON(t, keys[key], mustJSON(t, map[string]any{
 			"known_pools": h.KnownPools, "forgotten_pools": h.Forgotten, "leaves": h.Leaves, "disks": h.Disks,
@@ -212,4 +216,73 @@ func TestLegacyStateUpgradesWithoutForgettingOrPaging(t *testing.T) {
 			t.Errorf("%s fires unsent after the upgrade", describe(tr.A))
 		}
 	}
+}
+
+// 41d2458 kept SmartCRC's count in the join's disk entry. The fixture's one
+// disk had none (its SMART report shows no attribute 199), so this input is
+// DERIVED from it: the same state with crc, crc_seen and crc_at set on that
+// disk as 41d2458 wrote them. The count moves into SmartCRC's memory, the
+// disk entry keeps its identity, and a save writes no old key.
+func TestLegacyCRCMovesIntoItsRule(t *testing.T) {
+	_, keys := legacyState(t)
+	var disks map[string]map[string]any
+	if err := json.Unmarshal(keys["disks"], &disks); err != nil {
+		t.Fatal(err)
+	}
+	const serial = "MSK423Y20S3HBC"
+	rose := time.Date(2026, 1, 10, 11, 58, 0, 0, time.UTC)
+	disks[serial]["crc"], disks[serial]["crc_seen"], disks[serial]["crc_at"] = 7, true, rose
+	raw, err := json.Marshal(disks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys["disks"] = raw
+	derived, err := json.Marshal(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := decodeHost(derived)
+	if h == nil {
+		t.Fatal("the derived legacy state does not load")
+	}
+	link := smartCRCMemory.peek(h)
+	if link == nil || link.Disks[serial] == nil || link.Disks[serial].Count != 7 || !link.Disks[serial].At.Equal(rose) {
+		t.Fatalf("SmartCRC's memory after the upgrade: %+v", link)
+	}
+	if d := h.Disks[serial]; d == nil || d.Device != "/dev/sdc" || d.legacyCRC != nil {
+		t.Fatalf("the disk entry after the upgrade: %+v", d)
+	}
+	saved, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again map[string]json.RawMessage
+	if err := json.Unmarshal(saved, &again); err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range []string{`"crc_seen"`, `"crc_at"`} {
+		if bytes.Contains(again["disks"], []byte(old)) {
+			t.Errorf("the saved state still writes %s in its disks: %s", old, again["disks"])
+		}
+	}
+	// Loaded again, it is the same memory, not migrated twice.
+	h2 := decodeHost(saved)
+	if l := smartCRCMemory.peek(h2); l == nil || l.Disks[serial].Count != 7 || !l.Disks[serial].At.Equal(rose) {
+		t.Fatalf("SmartCRC's memory after a save and a load: %+v", l)
+	}
+}
+
+// withoutCRC is a legacy disks map without SmartCRC's keys.
+func withoutCRC(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	var disks map[string]map[string]any
+	if err := json.Unmarshal(raw, &disks); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range disks {
+		delete(d, "crc")
+		delete(d, "crc_seen")
+		delete(d, "crc_at")
+	}
+	return mustJSON(t, disks)
 }

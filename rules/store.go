@@ -110,6 +110,7 @@ func decodeHost(data []byte) *hostState {
 	}
 	h := &saved.hostState
 	saved.legacyMemory.moveInto(h)
+	moveLegacyCRC(h)
 	h.fixMaps()
 	return h
 }
