@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("notify:\n  channels:\n    - {name: a, type: ntfy, topic: t, token: x}\n    - {name: b, type: email, smtp: {host: h}, to: [x@y]}\n"))
 	f.Add([]byte("notify: {channels: [{type: webhook, url: 3, headers: {a: [1]}}]}\nrules: {for: {PoolState: -1s}}\n"))
 	f.Add([]byte("notify:\n  channels:\n    - url: \"ntfy://ntfy.sh/t?priority=high\"\n    - {url: \"generic+http://h:8080/p?x=1\", name: ntfy}\n    - {url: \"smtp://m.example/?from=a@b.c&to=d@e.f\", topic: x}\n"))
+	f.Add([]byte("rules:\n  kernel: {bursts: 3, window: 2h}\n  smart: {overrides: [{serial: WD-1, attribute: 5, ignore: true}]}\n  capacity: {warning: 85}\ncollectors: {toy: {interval: 1s}}\n"))
 	cat := catalog.Config()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := config.Parse(bytes.NewReader(b), cat)
