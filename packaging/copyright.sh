@@ -97,7 +97,7 @@ License: all-rights-reserved
 Comment: zwatch itself
 EOF
 fi
-stanza "web/static/vendor/uplot/*" web/static/vendor/uplot/LICENSE uPlot "uPlot, which the status page serves (embedded in /usr/bin/zwatch)"
+stanza "views/web/static/vendor/uplot/*" views/web/static/vendor/uplot/LICENSE uPlot "uPlot, which the status page serves (embedded in /usr/bin/zwatch)"
 while read -r path version dir; do
   lic=$(find "$dir" -maxdepth 1 -type f \( -iname 'LICEN[CS]E*' -o -iname 'COPYING*' \) | sort | head -1)
   [ -n "$lic" ] || die "module $path $version has no LICENSE or COPYING file in $dir"
