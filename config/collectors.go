@@ -48,9 +48,10 @@ func (c *Config) validateCollectors(errs *Errors, known []CollectorInfo) {
 				yamlcheck.Suggest(name, names), have)
 			continue
 		}
-		if d := c.Collectors[name].Interval.D(); d != 0 && d < max(known[i].Minimum, time.Second) {
+		least := max(known[i].Minimum, time.Second)
+		if d := c.Collectors[name].Interval.D(); d != 0 && d < least {
 			errs.add(p+".interval", FormatDuration(d), "must be at least %s, or 0 for the default (%s)",
-				FormatDuration(max(known[i].Minimum, time.Second)), FormatDuration(known[i].Interval))
+				FormatDuration(least), FormatDuration(known[i].Interval))
 		}
 	}
 }

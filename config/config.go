@@ -314,6 +314,17 @@ func Parse(r io.Reader, cat Catalog) (*Loaded, error) {
 	return &Loaded{Config: cfg}, nil
 }
 
+// placeAt puts the problems from index from on, those that name no line
+// of their own, at line: where the key they were decoded from stands, so
+// they take their place among the rest (mergeByLine).
+func (es Errors) placeAt(from, line int) {
+	for _, e := range es[from:] {
+		if e.line == 0 {
+			e.line = line
+		}
+	}
+}
+
 // Error is one problem with one key.
 type Error struct {
 	Path    string

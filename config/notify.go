@@ -253,17 +253,12 @@ func checkChannels(root *yaml.Node, cat Catalog, errs *Errors) {
 				owner = cat.channelTypeWithKey(k.Value)
 			}
 			if owner == nil {
-				found.addProblem(yamlcheck.Problem{Kind: yamlcheck.UnknownKey, Path: p + "." + k.Value, Line: k.Line, Key: k.Value, Keys: all,
-					Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, yamlcheck.Suggest(k.Value, all), strings.Join(all, ", "))})
+				found.addProblem(yamlcheck.UnknownKeyAt(p+"."+k.Value, k, all))
 				continue
 			}
 			from := len(found)
 			owner.Decode(one, p, &found)
-			for _, f := range found[from:] {
-				if f.line == 0 {
-					f.line = k.Line
-				}
-			}
+			found.placeAt(from, k.Line)
 		}
 	}
 	*errs = mergeByLine(*errs, found)

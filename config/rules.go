@@ -272,17 +272,12 @@ func checkRules(root *yaml.Node, cat Catalog, errs *Errors) {
 		}
 		s, ok := cat.RuleSection(k.Value)
 		if !ok {
-			found.addProblem(yamlcheck.Problem{Kind: yamlcheck.UnknownKey, Path: p, Line: k.Line, Key: k.Value, Keys: all,
-				Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, yamlcheck.Suggest(k.Value, all), strings.Join(all, ", "))})
+			found.addProblem(yamlcheck.UnknownKeyAt(p, k, all))
 			continue
 		}
 		from := len(found)
 		s.Decode(v, p, &found)
-		for _, f := range found[from:] {
-			if f.line == 0 {
-				f.line = k.Line
-			}
-		}
+		found.placeAt(from, k.Line)
 	}
 	*errs = mergeByLine(*errs, found)
 }

@@ -134,9 +134,7 @@ func (w *walker) node(n *yaml.Node, t reflect.Type, path string) {
 		w.mapping(n, path, func(k, v *yaml.Node, child string) {
 			f, ok := fields[k.Value]
 			if !ok {
-				keys := keys(t)
-				w.problems = append(w.problems, Problem{Kind: UnknownKey, Path: child, Line: k.Line, Key: k.Value, Keys: keys,
-					Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, Suggest(k.Value, keys), strings.Join(keys, ", "))})
+				w.problems = append(w.problems, UnknownKeyAt(child, k, keys(t)))
 				return
 			}
 			w.node(v, f.Type, child)
@@ -218,6 +216,13 @@ func keys(t reflect.Type) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// UnknownKeyAt is the problem of key k, at path, where only keys are
+// valid: said the same way wherever a mapping's keys are checked.
+func UnknownKeyAt(path string, k *yaml.Node, keys []string) Problem {
+	return Problem{Kind: UnknownKey, Path: path, Line: k.Line, Key: k.Value, Keys: keys,
+		Message: fmt.Sprintf("unknown key (line %d)%s; valid keys here: %s", k.Line, Suggest(k.Value, keys), strings.Join(keys, ", "))}
 }
 
 // Suggest is a did-you-mean clause for a message about word, such as
