@@ -29,7 +29,12 @@ func checkCatalogue(catalogue []Rule) error {
 	for _, k := range facts.Kinds() {
 		kinds[k.Name()] = true
 	}
-	var errs []string
+	errs := declaredScopeProblems(catalogue)
+	for _, r := range catalogue {
+		if ev, ok := r.Eval.(declaredEval); ok {
+			kinds[ev.newScope().kind().Name()] = true
+		}
+	}
 	seen := map[string]bool{}
 	sections := map[string]reflect.Type{}
 	for i, r := range catalogue {

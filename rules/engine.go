@@ -84,6 +84,7 @@ func NewEngineWith(cfg config.RulesConfig, catalogue []Rule, log *slog.Logger) *
 	}
 	e := &Engine{cfg: cfg, hosts: map[string]*hostState{}, disabled: map[string]bool{}, log: log, seed: maphash.MakeSeed(),
 		handlers: factHandlers(), rules: newRuleSet(catalogue)}
+	declaredHandlers(e.handlers, e.rules.declared)
 	for _, n := range cfg.Disabled {
 		e.disabled[n] = true
 	}
@@ -130,6 +131,7 @@ func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
 	if err := handle.observe.Handle(observation{e: e, h: h, sum: sum, now: now}, env); err != nil {
 		return err
 	}
+	e.evalScopesOf(h, kind, now)
 	if !handle.reportsFailure && env.Collector != "" {
 		e.noteSuccess(h, env)
 	}
@@ -169,9 +171,7 @@ func (e *Engine) Tick(now time.Time) []alert.Notification {
 			if h.capacity != nil {
 				e.evalCapacity(h, now)
 			}
-			if h.datasets != nil {
-				e.evalDatasets(h, now)
-			}
+			e.evalDeclared(h, now)
 			if h.snapshots != nil {
 				e.evalSnapshots(h, now)
 			}
@@ -303,17 +303,6 @@ func (e *Engine) evalCapacity(h *hostState, now time.Time) {
 		}
 	}
 	e.apply(h, scopeCapacity, c.out, now)
-}
-
-// evalDatasets runs the dataset rules over every filesystem and volume.
-func (e *Engine) evalDatasets(h *hostState, now time.Time) {
-	c := e.newCtx(h, now)
-	for i := range h.datasets.Datasets {
-		for _, rule := range e.rules.dataset {
-			rule(c, &h.datasets.Datasets[i])
-		}
-	}
-	e.apply(h, scopeDatasets, c.out, now)
 }
 
 // evalSnapshots runs the snapshot rules over every dataset with snapshots

@@ -105,7 +105,7 @@ func observeDatasets(o observation, env bus.Envelope, d *facts.DatasetsData) err
 	e, h, now, sum := o.e, o.h, o.now, o.sum
 	h.datasets = d
 	h.remember("datasets", sum)
-	e.evalDatasets(h, now)
+	// The dataset rules run after this (eachDataset, a declared scope).
 	if h.snapshots != nil {
 		e.evalSnapshots(h, now)
 	}

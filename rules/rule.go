@@ -21,8 +21,10 @@ import (
 type Rule struct {
 	// Reads are the kinds of fact whose content the rule judges.
 	Reads []facts.Kind
-	// Eval is the rule's code. Its type (poolEval, diskEval, …) fixes the
-	// rule's scope: what the engine calls it with, and when.
+	// Eval is the rule's code. It fixes the rule's scope, what the engine
+	// calls it with and when: the objects of one kind of fact through a
+	// declared scope (eachDataset.each(…), scope.go), or one of the
+	// engine's own scopes by its type (poolEval, diskEval, …).
 	Eval evaluator
 	// MachineLocal: the rule judges the machine zwatch itself runs on (its
 	// kernel's ARC, the tools it may run) rather than the pools and disks the
@@ -84,11 +86,11 @@ type Threshold struct {
 // Scope is what a rule judges, and so where in the engine it runs.
 type Scope string
 
-// The scopes, each with the type its rules' Eval has.
+// The engine's own scopes, each with the type its rules' Eval has. A
+// declared scope (scope.go) is its key.
 const (
 	ScopePool         Scope = "pool"          // poolEval: each pool of a zpool status
 	ScopePoolCapacity Scope = "pool capacity" // poolCapacityEval: each pool of zpool list
-	ScopeDataset      Scope = "dataset"       // datasetEval: each filesystem and volume of the datasets fact
 	ScopeSnapshot     Scope = "snapshot"      // snapshotEval: each dataset's snapshots, or a dataset without any
 	ScopePools        Scope = "pools"         // poolsEval: the host's pools together (those not imported)
 	ScopeDisk         Scope = "disk"          // diskEval: each disk's SMART report
@@ -107,7 +109,6 @@ type evaluator interface{ scope() Scope }
 type (
 	poolEval         func(c *evalCtx, p *zfs.Pool)
 	poolCapacityEval func(c *evalCtx, p *zfs.PoolList)
-	datasetEval      func(c *evalCtx, d *facts.DatasetState)
 	// snapshotEval gets each dataset with snapshots, and each dataset of
 	// the datasets fact without any (Count 0), so a backup target that never
 	// received one is judged too.
@@ -124,7 +125,6 @@ type (
 
 func (poolEval) scope() Scope         { return ScopePool }
 func (poolCapacityEval) scope() Scope { return ScopePoolCapacity }
-func (datasetEval) scope() Scope      { return ScopeDataset }
 func (snapshotEval) scope() Scope     { return ScopeSnapshot }
 func (poolsEval) scope() Scope        { return ScopePools }
 func (diskEval) scope() Scope         { return ScopeDisk }
@@ -167,7 +167,6 @@ func AlertNames(catalogue []Rule) []string {
 type ruleSet struct {
 	pool         []poolEval
 	poolCapacity []poolCapacityEval
-	dataset      []datasetEval
 	snapshot     []snapshotEval
 	pools        []poolsEval
 	disk         []diskEval
@@ -175,6 +174,8 @@ type ruleSet struct {
 	watcher      []watcherEval
 	correlate    []correlateEval
 	kernel       []kernelEval
+	// declared are the scopes rules declare over one kind of fact (scope.go).
+	declared []declaredScope
 	// defaultFor is each alert's pending duration unless rules.for overrides it.
 	defaultFor map[string]time.Duration
 	inhibit    []InhibitRule
@@ -186,15 +187,13 @@ type ruleSet struct {
 
 func newRuleSet(catalogue []Rule) ruleSet {
 	s := ruleSet{defaultFor: map[string]time.Duration{}, inhibit: inhibitRules(catalogue), atOnce: map[string]bool{},
-		memories: memoryNames(catalogue)}
+		memories: memoryNames(catalogue), declared: declaredScopes(catalogue)}
 	for _, r := range catalogue {
 		switch ev := r.Eval.(type) {
 		case poolEval:
 			s.pool = append(s.pool, ev)
 		case poolCapacityEval:
 			s.poolCapacity = append(s.poolCapacity, ev)
-		case datasetEval:
-			s.dataset = append(s.dataset, ev)
 		case snapshotEval:
 			s.snapshot = append(s.snapshot, ev)
 		case poolsEval:

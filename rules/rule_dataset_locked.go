@@ -29,7 +29,7 @@ func (d datasetSettings) validate(p string, errs *config.Errors) {
 func datasetLockedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
-		Eval:  datasetEval(ruleDatasetLocked),
+		Eval:  eachDataset.each(ruleDatasetLocked),
 		Config: []config.RuleSection{
 			datasetsConfig,
 		},
@@ -47,7 +47,7 @@ func datasetLockedRule() Rule {
 func keyFileProblemRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
-		Eval:  datasetEval(ruleKeyFileProblem),
+		Eval:  eachDataset.each(ruleKeyFileProblem),
 		Config: []config.RuleSection{
 			datasetsConfig,
 		},

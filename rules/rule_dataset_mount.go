@@ -12,10 +12,17 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 )
 
+// eachDataset is the dataset rules' scope: each filesystem and volume of
+// the latest datasets fact, which the engine keeps for the snapshot and
+// capacity rules too.
+var eachDataset = scopeOf(facts.Datasets, scopeDatasets,
+	func(d *facts.DatasetsData) []facts.DatasetState { return d.Datasets }).
+	keptIn(func(h *hostState) *facts.DatasetsData { return h.datasets })
+
 func datasetNotMountedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
-		Eval:  datasetEval(ruleDatasetNotMounted),
+		Eval:  eachDataset.each(ruleDatasetNotMounted),
 		Config: []config.RuleSection{
 			datasetsConfig, replicationConfig,
 		},

@@ -15,7 +15,7 @@ import (
 func datasetQuotaRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
-		Eval:  datasetEval(ruleDatasetQuota),
+		Eval:  eachDataset.each(ruleDatasetQuota),
 		Config: []config.RuleSection{
 			capacityConfig,
 		},

@@ -65,7 +65,7 @@ func replicationStaleRule() Rule {
 func replicationInterruptedRule() Rule {
 	return Rule{
 		Reads: []facts.Kind{facts.Datasets},
-		Eval:  datasetEval(ruleReplicationInterrupted),
+		Eval:  eachDataset.each(ruleReplicationInterrupted),
 		Alerts: []AlertInfo{{
 			Name: nameReplicationInterrupted,
 			// A backup job resumes an interrupted receive at its next run.

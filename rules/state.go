@@ -70,9 +70,12 @@ type hostState struct {
 	// datasets, snapshots and imports are the latest facts of their kind;
 	// statusSeen says a status arrived (its Pools may be empty), and the
 	// times are when the pool listings were collected (imported, pools.go).
-	datasets   *facts.DatasetsData
-	snapshots  *facts.SnapshotsData
-	imports    *facts.PoolImportData
+	datasets  *facts.DatasetsData
+	snapshots *facts.SnapshotsData
+	imports   *facts.PoolImportData
+	// latest holds, by kind, the latest fact of each kind that only
+	// declared scopes read (scope.go).
+	latest     map[string]any
 	statusSeen bool
 	statusAt   time.Time
 	capacityAt time.Time
