@@ -85,7 +85,15 @@ func PublishRead[T any](ctx context.Context, pub Publisher, kind facts.KindOf[T]
 	if err != nil {
 		return err
 	}
-	return pub.Publish(ctx, kind.Name(), collector, data)
+	return Publish(ctx, pub, kind, collector, data)
+}
+
+// Publish publishes data as one fact of kind; target names what the fact
+// is about for a per-target kind (a disk's serial). data must be the
+// payload kind declares, so a collector cannot publish one kind's payload
+// under another's name.
+func Publish[T any](ctx context.Context, pub Publisher, kind facts.KindOf[T], collector string, data T, target ...string) error {
+	return pub.Publish(ctx, kind.Name(), collector, data, target...)
 }
 
 // ErrorFor turns an error from a collector into a CollectorError, with a fix
@@ -149,7 +157,7 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		default:
 			log.Warn("collector failed", "collector", c.Name(), "err", err)
 			ce := ErrorFor(c.Name(), "", err)
-			if perr := pub.Publish(ctx, facts.CollectorError.Name(), c.Name(), ce); perr != nil && ctx.Err() == nil {
+			if perr := Publish(ctx, pub, facts.CollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
 				log.Error("publish collector error", "collector", c.Name(), "err", perr)
 			}
 		}

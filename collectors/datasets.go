@@ -61,7 +61,7 @@ func (c *Datasets) Collect(ctx context.Context, pub Publisher) error {
 	if err != nil && (!errors.As(err, &pe) || len(data.Datasets) == 0) {
 		return err
 	}
-	if perr := pub.Publish(ctx, facts.Datasets.Name(), c.Name(), data); perr != nil {
+	if perr := Publish(ctx, pub, facts.Datasets, c.Name(), data); perr != nil {
 		return perr
 	}
 	return err

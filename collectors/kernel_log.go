@@ -75,7 +75,7 @@ func (k *KernelLog) Run(ctx context.Context, pub Publisher) error {
 			return err
 		}
 		k.log().Warn("cannot read the kernel log; disk, link and controller errors it reports are not seen", "path", k.Path, "err", err, "fix", kmsgFix)
-		if perr := pub.Publish(ctx, facts.CollectorError.Name(), k.Name(), ce); perr != nil && ctx.Err() == nil {
+		if perr := Publish(ctx, pub, facts.CollectorError, k.Name(), ce); perr != nil && ctx.Err() == nil {
 			k.log().Error("publish collector error", "err", perr)
 		}
 		<-ctx.Done()

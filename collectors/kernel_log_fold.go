@@ -313,7 +313,7 @@ func (f *kernelFold) flush() {
 	if data.Lost > 0 || data.Dropped > 0 {
 		f.log.Info("kernel log burst folded", "disks", len(data.Disks), "lost", data.Lost, "dropped", data.Dropped)
 	}
-	if err := f.pub.Publish(f.ctx, facts.KernelLog.Name(), KernelLogName, data); err != nil && f.ctx.Err() == nil {
+	if err := Publish(f.ctx, f.pub, facts.KernelLog, KernelLogName, data); err != nil && f.ctx.Err() == nil {
 		f.log.Warn("publish kernel log", "err", err)
 	}
 }

@@ -148,7 +148,7 @@ func (c *SmartCollector) Collect(ctx context.Context, pub Publisher) error {
 
 func (c *SmartCollector) publishReport(ctx context.Context, pub Publisher) func(SmartDisk) error {
 	return func(d SmartDisk) error {
-		if err := pub.Publish(ctx, facts.Smart.Name(), c.Name(), d.Report, d.Target); err != nil {
+		if err := Publish(ctx, pub, facts.Smart, c.Name(), *d.Report, d.Target); err != nil {
 			return fmt.Errorf("publish smart report for %s: %w", d.Report.Device, err)
 		}
 		return nil
@@ -157,7 +157,7 @@ func (c *SmartCollector) publishReport(ctx context.Context, pub Publisher) func(
 
 func (c *SmartCollector) publishError(ctx context.Context, pub Publisher) func(facts.CollectorErrorData) error {
 	return func(ce facts.CollectorErrorData) error {
-		if err := pub.Publish(ctx, facts.CollectorError.Name(), c.Name(), ce); err != nil {
+		if err := Publish(ctx, pub, facts.CollectorError, c.Name(), ce); err != nil {
 			return fmt.Errorf("publish smart error for %s: %w", ce.Target, err)
 		}
 		return nil

@@ -39,8 +39,8 @@ var constructedStandby = strings.Replace(capturedVanished,
 func (p *memPublisher) reports() map[string]*smart.Report {
 	out := map[string]*smart.Report{}
 	for _, m := range p.msgs {
-		if r, ok := m.data.(*smart.Report); ok && m.kind == facts.Smart.Name() {
-			out[strings.Join(m.extra, ".")] = r
+		if r, ok := m.data.(smart.Report); ok && m.kind == facts.Smart.Name() {
+			out[strings.Join(m.extra, ".")] = &r
 		}
 	}
 	return out
@@ -214,7 +214,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 	if len(pub.msgs) != 2 {
 		t.Fatalf("got %d messages, want 2: %+v", len(pub.msgs), pub.msgs)
 	}
-	sb, ok := pub.msgs[1].data.(*smart.Report)
+	sb, ok := pub.msgs[1].data.(smart.Report)
 	if !ok || pub.msgs[1].kind != facts.Smart.Name() || strings.Join(pub.msgs[1].extra, ".") != "9RK1XXXX" {
 		t.Fatalf("standby message = %+v", pub.msgs[1])
 	}
@@ -230,7 +230,7 @@ func TestSmartCollectorStandby(t *testing.T) {
 	if err := c2.Collect(context.Background(), pub2); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := pub2.msgs[0].data.(*smart.Report); !ok || !r.InStandby || r.LastReadingAgeS != nil || pub2.msgs[0].extra[0] != "/dev/sdh" {
+	if r, ok := pub2.msgs[0].data.(smart.Report); !ok || !r.InStandby || r.LastReadingAgeS != nil || pub2.msgs[0].extra[0] != "/dev/sdh" {
 		t.Errorf("first-sight standby = %+v", pub2.msgs[0])
 	}
 }

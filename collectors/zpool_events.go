@@ -87,7 +87,7 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 			return nil // the same news as an event published moments ago
 		}
 		f.log().Debug("zpool event", "class", ev.Class, "pool", ev.Pool, "age", lag.Round(time.Millisecond))
-		if err := pub.Publish(ctx, facts.ZpoolEvent.Name(), f.Name(), facts.EventData{Event: ev}); err != nil && ctx.Err() == nil {
+		if err := Publish(ctx, pub, facts.ZpoolEvent, f.Name(), facts.EventData{Event: ev}); err != nil && ctx.Err() == nil {
 			f.log().Warn("publish zpool event", "class", ev.Class, "err", err)
 		}
 		poke.fire()

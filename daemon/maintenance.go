@@ -122,5 +122,5 @@ func (m *liveMaintenance) SelfTestLog(ctx context.Context, d maintenance.Disk) (
 }
 
 func (m *liveMaintenance) Publish(ctx context.Context, ev maintenance.Event) error {
-	return m.pub.Publish(ctx, facts.Maintenance.Name(), "maintenance", ev)
+	return collectors.Publish(ctx, m.pub, facts.Maintenance, "maintenance", ev)
 }

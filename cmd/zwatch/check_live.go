@@ -183,7 +183,7 @@ func (p *capturePublisher) Publish(_ context.Context, kind, collector string, da
 // collectorError publishes a collector's failure as the daemon's loop does
 // (collectors.Loop).
 func (p *capturePublisher) collectorError(name string, err error) {
-	_ = p.Publish(context.Background(), facts.CollectorError.Name(), name, collectors.ErrorFor(name, "", err))
+	_ = collectors.Publish(context.Background(), p, facts.CollectorError, name, collectors.ErrorFor(name, "", err))
 }
 
 // smartErrors are the disks smartctl could not read.

@@ -38,7 +38,7 @@ server).`,
 			if err := validPoolName(pool); err != nil {
 				return withCode(exitUsage, err)
 			}
-			host, err := publishForget(cmd, g, host, facts.PoolForget.Name(), "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()})
+			host, err := publishForget(cmd, g, host, facts.PoolForget, "forget-pool", facts.PoolForgetData{Pool: pool, By: whoAmI()})
 			if err != nil {
 				return fmt.Errorf("forget pool %s: %w", pool, err)
 			}
@@ -53,7 +53,7 @@ server).`,
 // publishForget sends a forget fact of kind as collector for host (this
 // host's when ""), through the running daemon's bus or, with none running,
 // the store itself; it returns the host it was sent for.
-func publishForget(cmd *cobra.Command, g *globals, host, kind, collector string, data any) (string, error) {
+func publishForget[T any](cmd *cobra.Command, g *globals, host string, kind facts.KindOf[T], collector string, data T) (string, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return "", err
@@ -69,7 +69,7 @@ func publishForget(cmd *cobra.Command, g *globals, host, kind, collector string,
 	}
 	defer b.Close()
 	pub := &collectors.BusPublisher{Bus: b, Host: host}
-	return host, pub.Publish(ctx, kind, collector, data)
+	return host, collectors.Publish(ctx, pub, kind, collector, data)
 }
 
 // validPoolName applies OpenZFS's pool name rules (zfs_namecheck.c

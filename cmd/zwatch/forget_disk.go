@@ -35,7 +35,7 @@ it forgets the disk of another host of the fleet (run it on the server).`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			host, err := publishForget(cmd, g, host, facts.DiskForget.Name(), "forget-disk", facts.DiskForgetData{Serial: name, By: whoAmI()})
+			host, err := publishForget(cmd, g, host, facts.DiskForget, "forget-disk", facts.DiskForgetData{Serial: name, By: whoAmI()})
 			if err != nil {
 				return fmt.Errorf("forget disk %s: %w", name, err)
 			}

@@ -49,17 +49,17 @@ func Publish(ctx context.Context, t testing.TB, b *bus.Bus, host, prefix string)
 	if err != nil {
 		t.Fatalf("parse %s list: %v", prefix, err)
 	}
-	must(t, pub.Publish(ctx, facts.ZpoolStatus.Name(), "zpool_status", facts.StatusData{Source: "text", Pools: pools}))
-	must(t, pub.Publish(ctx, facts.ZpoolCapacity.Name(), "zpool_list", facts.CapacityData{Pools: list}))
+	must(t, collectors.Publish(ctx, pub, facts.ZpoolStatus, "zpool_status", facts.StatusData{Source: "text", Pools: pools}))
+	must(t, collectors.Publish(ctx, pub, facts.ZpoolCapacity, "zpool_list", facts.CapacityData{Pools: list}))
 	for _, f := range SmartFiles {
 		rep, err := smart.Parse(bytes.NewReader(read(t, filepath.Join(dir, f))))
 		if err != nil {
 			t.Fatalf("parse %s: %v", f, err)
 		}
-		must(t, pub.Publish(ctx, facts.Smart.Name(), "smart", rep, rep.Serial))
+		must(t, collectors.Publish(ctx, pub, facts.Smart, "smart", *rep, rep.Serial))
 	}
 	now := time.Now().UTC()
-	must(t, pub.Publish(ctx, facts.Heartbeat.Name(), "heartbeat", facts.HeartbeatData{Version: "test", Started: now,
+	must(t, collectors.Publish(ctx, pub, facts.Heartbeat, "heartbeat", facts.HeartbeatData{Version: "test", Started: now,
 		Collectors: map[string]facts.CollectorHealth{"zpool_status": {Interval: time.Minute, LastOK: &now}}}))
 }
 
