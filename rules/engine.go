@@ -1,9 +1,11 @@
 // Package rules is zwatch's rule engine: it turns collector facts from the
 // bus into alerts in the manner of Prometheus and Alertmanager. Rules report
-// the conditions that hold now; the engine gives each one a lifecycle
-// (pending → firing → resolved), groups alerts into notifications, inhibits
-// alerts that a bigger one already carries, repeats what is still firing,
-// and remembers all of it in the bus's key-value store across restarts.
+// the conditions that hold now; the engine hands them to its alert pipeline
+// (package rules/pipeline), which gives each one a lifecycle (pending →
+// firing → resolved), groups alerts into notifications, inhibits alerts
+// that a bigger one already carries, applies silences and repeats what is
+// still firing; the engine remembers all of it in the bus's key-value store
+// across restarts.
 //
 // The core (Engine) is pure: facts and a clock go in, notifications come
 // out. Run wires it to NATS JetStream.
@@ -22,7 +24,7 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
-	"github.com/zwatch/zwatch/silence"
+	"github.com/zwatch/zwatch/rules/pipeline"
 )
 
 // Scopes: the set of conditions one kind of fact decides. Conditions of a
@@ -62,10 +64,10 @@ type Engine struct {
 	// rules is the catalogue the engine runs, split by scope.
 	rules ruleSet
 	ctx   evalCtx // see newCtx
-	// silences keep the alerts they match from being sent (silence.go);
-	// beforeFlush, when set, is called before a notification is made, so
-	// the runner can read them first.
-	silences    []silence.Silence
+	// pipe is the alert pipeline (package rules/pipeline), silences
+	// included; beforeFlush, when set, is called before a notification is
+	// made, so the runner can read the silences first.
+	pipe        *pipeline.Pipeline
 	beforeFlush func()
 }
 
@@ -88,6 +90,7 @@ func NewEngineWith(cfg config.RulesConfig, catalogue []Rule, log *slog.Logger) *
 	for _, n := range cfg.Disabled {
 		e.disabled[n] = true
 	}
+	e.pipe = e.newPipeline()
 	return e
 }
 
@@ -149,11 +152,11 @@ func (e *Engine) start(now time.Time) {
 	}
 }
 
-// settle runs the lifecycle steps every change ends with.
+// settle runs the pipeline's stages every change ends with.
 func (e *Engine) settle(h *hostState, now time.Time) {
-	e.promote(h, now)
-	e.inhibit(h)
-	e.schedule(h, now)
+	if e.pipe.Settle(&h.Book, now) {
+		h.dirty = true
+	}
 }
 
 // Tick runs the time-based rules (stale data, scrub age, holds expiring,

@@ -381,7 +381,7 @@ func (r *runner) observe(ctx context.Context, subject string, data []byte, pos P
 }
 
 func (r *runner) tick(ctx context.Context, now time.Time) {
-	r.sil.fresh = false
+	r.sil.NewTick()
 	r.readSilences(ctx, false)
 	if r.global() {
 		r.queueExpiryNotices(now)

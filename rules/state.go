@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/disk"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/rules/pipeline"
 )
 
 // stateVersion is bumped when hostState changes incompatibly; an older
@@ -23,7 +23,6 @@ const (
 	// maxRateEntries bounds the recent rises a rule keeps of one counter
 	// (vdev errors, slow I/Os).
 	maxRateEntries = 64
-	maxResolved    = 256
 )
 
 // hostState is everything the engine remembers about one host. It is the
@@ -31,14 +30,9 @@ const (
 type hostState struct {
 	Version int    `json:"v"`
 	Host    string `json:"host"`
-	// Alerts by fingerprint: pending, firing, and resolved ones whose
-	// resolved notice is not sent yet.
-	Alerts map[string]*tracked `json:"alerts,omitempty"`
-	// Groups by group key: when each group is due to be flushed.
-	Groups map[string]*groupState `json:"groups,omitempty"`
-	// Flushed is when each group last sent a notification: news for a group
-	// that has been quiet for group_wait goes out at once.
-	Flushed map[string]time.Time `json:"flushed,omitempty"`
+	// Book is the host's alerts and groups (package rules/pipeline),
+	// saved flat beside the rest as alerts, groups and flushed.
+	pipeline.Book
 	// Leaves index this host's pool members and Disks its SMART identities,
 	// so a SMART report and a vdev can be joined after a restart.
 	Leaves     []leafRef                  `json:"leaves,omitempty"`
@@ -114,36 +108,6 @@ type hostState struct {
 type capacityFacts struct {
 	pools    []zfs.PoolList
 	datasets []zfs.Dataset
-}
-
-// tracked is one alert and what has been told about it.
-type tracked struct {
-	A     alert.Alert `json:"a"`
-	Scope string      `json:"scope"`
-	// Serial is the physical disk the alert is about, when known.
-	Serial string `json:"serial,omitempty"`
-	// Pool is the pool for grouping alerts that carry no pool label.
-	Pool     string        `json:"pool,omitempty"`
-	For      time.Duration `json:"for,omitempty"`
-	News     uint64        `json:"news,omitempty"`
-	SentNews uint64        `json:"sent_news,omitempty"`
-	// SentSeverity and LastSent describe the last firing notice; nil LastSent
-	// means the person has not heard of this alert.
-	SentSeverity alert.Severity `json:"sent_severity,omitempty"`
-	LastSent     *time.Time     `json:"last_sent,omitempty"`
-	Inhibited    bool           `json:"inhibited,omitempty"`
-	Group        string         `json:"group,omitempty"`
-	// Kept: its pool is not imported, so the facts that would resolve it
-	// are missing; it stays firing, marked, until the pool is back or
-	// forgotten (pools.go).
-	Kept bool `json:"kept,omitempty"`
-	// IncidentBase is News when the alert became a part of a DiskIncident:
-	// only growth past it is news for the incident (correlate.go).
-	IncidentBase *uint64 `json:"incident_base,omitempty"`
-}
-
-type groupState struct {
-	FlushAt time.Time `json:"flush_at"`
 }
 
 // leafRef is one leaf vdev as the join needs it.
@@ -236,22 +200,14 @@ func bookkeepingPeriod(host string) time.Duration {
 func newHostState(host string) *hostState {
 	return &hostState{
 		Version: stateVersion, Host: host,
-		Alerts: map[string]*tracked{}, Groups: map[string]*groupState{}, Flushed: map[string]time.Time{},
+		Book:  pipeline.NewBook(),
 		Disks: map[string]*diskRef{}, Collectors: map[string]*collectorState{}, smart: map[string]*smart.Report{},
 	}
 }
 
 // fixMaps makes a state read from JSON usable.
 func (h *hostState) fixMaps() {
-	if h.Alerts == nil {
-		h.Alerts = map[string]*tracked{}
-	}
-	if h.Groups == nil {
-		h.Groups = map[string]*groupState{}
-	}
-	if h.Flushed == nil {
-		h.Flushed = map[string]time.Time{}
-	}
+	h.Book.FixMaps()
 	if h.Disks == nil {
 		h.Disks = map[string]*diskRef{}
 	}

@@ -3,7 +3,11 @@
 // is active, the alerts it matches are not sent (up to the severity it
 // covers); it expires by itself at its end. Silences live in the bus's
 // state bucket (store.go), so every server of a fleet and every restart
-// sees the same ones.
+// sees the same ones. The package also holds what the rule engine does
+// with them: which silence mutes an alert and the notice that one expired
+// (stage.go, asked by the alert pipeline in rules/pipeline), and the
+// runner's Feed (feed.go), which reads them, queues expiry notices and
+// removes stale ones.
 package silence
 
 import (

@@ -1,4 +1,4 @@
-package rules
+package pipeline
 
 import (
 	"slices"
@@ -6,6 +6,9 @@ import (
 
 	"github.com/zwatch/zwatch/model/alert"
 )
+
+// Stage 3, inhibit: while a source alert fires, the alerts it carries are
+// marked inhibited and not sent.
 
 // InhibitRule is an inhibition in the manner of Alertmanager's
 // inhibit_rules: while an alert matching Source fires, the alerts matching
@@ -56,7 +59,7 @@ func (m *Matcher) matches(a *alert.Alert) bool {
 
 // key is what a source and a target of r must share; false when t cannot
 // take part (SameDisk and its disk is unknown).
-func (r *InhibitRule) key(t *tracked) (string, bool) {
+func (r *InhibitRule) key(t *Tracked) (string, bool) {
 	if r.SameDisk && t.Serial == "" {
 		return "", false
 	}
@@ -77,56 +80,25 @@ func (r *InhibitRule) key(t *tracked) (string, bool) {
 	return b.String(), true
 }
 
-// inhibitRules collects a catalogue's inhibitions, each declared by its
-// source (AlertInfo.Inhibits) or by a target (AlertInfo.InhibitedBy). The
-// same inhibition named by several targets becomes one rule over all of
-// them, so inhibit looks for its sources once.
-func inhibitRules(catalogue []Rule) []InhibitRule {
-	var out []InhibitRule
-	for _, a := range Alerts(catalogue) {
-		for _, r := range a.Inhibits {
-			r.Source.Names = []string{a.Name}
-			out = append(out, r)
-		}
-		for _, r := range a.InhibitedBy {
-			if i := slices.IndexFunc(out, func(o InhibitRule) bool { return sameSource(&o, &r) && onlyNames(&o.Target) }); i >= 0 {
-				out[i].Target.Names = append(slices.Clip(out[i].Target.Names), a.Name)
-				continue
-			}
-			r.Target = Matcher{Names: []string{a.Name}}
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func sameSource(a, b *InhibitRule) bool {
-	return a.SameDisk == b.SameDisk && slices.Equal(a.Equal, b.Equal) &&
-		slices.Equal(a.Source.Names, b.Source.Names) && slices.Equal(a.Source.NotNames, b.Source.NotNames) &&
-		slices.EqualFunc(a.Source.Labels, b.Source.Labels, func(x, y LabelMatch) bool {
-			return x.Name == y.Name && slices.Equal(x.Values, y.Values)
-		})
-}
-
-func onlyNames(m *Matcher) bool { return len(m.NotNames) == 0 && len(m.Labels) == 0 }
-
-// inhibit marks the alerts a firing source alert carries (e.inhibit).
-func (e *Engine) inhibit(h *hostState) {
+// inhibit marks the alerts a firing source alert carries, and reports
+// whether a mark changed.
+func (p *Pipeline) inhibit(b *Book) (changed bool) {
+	rules := p.cfg.Inhibit
 	// sources[i] holds the keys of rule i's firing sources; nil when it has
 	// none, the usual case, so targets need not be looked at.
 	var small [4]map[string]bool
 	sources := small[:0]
-	if n := len(e.rules.inhibit); n > len(small) {
+	if n := len(rules); n > len(small) {
 		sources = make([]map[string]bool, 0, n)
 	}
-	sources = sources[:len(e.rules.inhibit)]
+	sources = sources[:len(rules)]
 	found := false
-	for _, t := range h.Alerts {
+	for _, t := range b.Alerts {
 		if t.A.State != alert.Firing {
 			continue
 		}
-		for i := range e.rules.inhibit {
-			r := &e.rules.inhibit[i]
+		for i := range rules {
+			r := &rules[i]
 			if !r.Source.matches(&t.A) {
 				continue
 			}
@@ -139,13 +111,13 @@ func (e *Engine) inhibit(h *hostState) {
 			}
 		}
 	}
-	for _, t := range h.Alerts {
+	for _, t := range b.Alerts {
 		inh := false
 		for i := 0; found && i < len(sources) && !inh; i++ {
 			if sources[i] == nil {
 				continue
 			}
-			r := &e.rules.inhibit[i]
+			r := &rules[i]
 			if r.Target.matches(&t.A) {
 				k, ok := r.key(t)
 				inh = ok && sources[i][k]
@@ -153,7 +125,12 @@ func (e *Engine) inhibit(h *hostState) {
 		}
 		if inh != t.Inhibited {
 			t.Inhibited = inh
-			h.dirty = true
+			changed = true
 		}
 	}
+	return changed
 }
+
+// Inhibit runs the inhibit stage alone over b (Settle runs it with the
+// others) and reports whether a mark changed.
+func (p *Pipeline) Inhibit(b *Book) bool { return p.inhibit(b) }
