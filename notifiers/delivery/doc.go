@@ -1,6 +1,9 @@
 // Package delivery owns how a notification gets from the rule engine to
-// the channels, and what happens when storage fails. The rule engine calls
-// one interface, Sender (queue.go): Put a notification (in order; durable
+// the channels, and what happens when storage fails: the outbox, direct
+// delivery around it, dead letters, per-incident order, the storage watch,
+// consumer repair and the health canary.
+//
+// The rule engine calls one interface, Sender (queue.go): Put a notification (in order; durable
 // through the outbox when it takes the write, delivered directly
 // otherwise), Flush, and Durable to know whether delivery is durable now.
 // The rest is here too: the outbox, one durable consumer of ZWATCH_ALERTS
