@@ -20,6 +20,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // syncBuf is a log sink the test prints when it fails.
@@ -194,7 +195,7 @@ func fill(t *testing.T, path string) {
 	}
 }
 
-func isDirect(p notifiers.WebhookPayload) bool { return strings.Contains(p.Text, notifiers.DirectNote) }
+func isDirect(p notifiers.WebhookPayload) bool { return strings.Contains(p.Text, delivery.DirectNote) }
 
 func mentions(p notifiers.WebhookPayload, s string) bool {
 	return strings.Contains(p.Summary+"\n"+p.Text, s)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/facts"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // tracker records each collector's last success and error for the heartbeat,
@@ -114,8 +115,7 @@ type heartbeat struct {
 	urlEvery time.Duration
 	client   *http.Client
 	log      *slog.Logger
-	canary   *canary       // nil on an agent
-	storage  *storageWatch // nil on an agent
+	canary   *delivery.Canary // nil on an agent
 	// notify sends a systemd notification (sddaemon.SdNotify).
 	notify func(state string)
 }
@@ -180,27 +180,7 @@ func (h *heartbeat) beat(ctx context.Context, wait time.Duration) string {
 		}
 		return ""
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	done, err := h.canary.publish(pctx, hb)
-	cancel()
-	if h.storage != nil {
-		h.storage.report("facts", err)
-	}
-	// The storage's own words first: they say what to fix.
-	if p := h.storage.problem(); p != "" {
-		return p
-	}
-	if err != nil {
-		return "heartbeat not accepted by the bus: " + err.Error()
-	}
-	arrived := h.canary.wait(ctx, done, wait)
-	if p := h.storage.problem(); p != "" {
-		return p
-	}
-	if !arrived {
-		return fmt.Sprintf("the health canary did not come back through rules and outbox within %s", wait)
-	}
-	return ""
+	return h.canary.Check(ctx, facts.Heartbeat.Name(), hb, wait)
 }
 
 func (h *heartbeat) ping(ctx context.Context) error {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
 	"github.com/zwatch/zwatch/views/statusview"
@@ -20,10 +20,10 @@ import (
 // AlertsReport is what `zwatch alerts` shows: alerts firing now, the recent
 // notifications sent to people, and notifications no channel could deliver.
 type AlertsReport struct {
-	GeneratedAt time.Time              `json:"generated_at"`
-	Active      []alert.Alert          `json:"active"`
-	Recent      []alert.Notification   `json:"recent"`
-	DeadLetters []notifiers.DeadLetter `json:"dead_letters"`
+	GeneratedAt time.Time             `json:"generated_at"`
+	Active      []alert.Alert         `json:"active"`
+	Recent      []alert.Notification  `json:"recent"`
+	DeadLetters []delivery.DeadLetter `json:"dead_letters"`
 	// Silences are the silences pending or active (zwatch silence list).
 	Silences []silence.Silence `json:"silences"`
 }
@@ -53,7 +53,7 @@ func BuildAlertsReport(ctx context.Context, b *bus.Bus, recent int, caches *Repo
 		return r, fmt.Errorf("active alerts: %w", err)
 	}
 	r.Active, r.Silences = cur.Active(), cur.Silences(false)
-	if r.DeadLetters, err = notifiers.DeadLetters(ctx, b.JS); err != nil {
+	if r.DeadLetters, err = delivery.DeadLetters(ctx, b.JS); err != nil {
 		return r, fmt.Errorf("dead letters: %w", err)
 	}
 	if r.Recent, _, err = recentCache.Read(ctx, b.JS, recent); err != nil {

@@ -18,15 +18,15 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/fleet"
 	"github.com/zwatch/zwatch/internal/execx"
-	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/rules"
 )
 
 // Options are what `zwatch run` adds to the config.
 type Options struct {
-	// Notify overrides notifier options (the replacement guide).
-	Notify notifiers.Options
+	// Notify overrides delivery options (the replacement guide).
+	Notify delivery.Options
 	// Collectors is the collector table; nil means collectors.Table().
 	// Tests point a collector at fixtures (the kstat directory) through it.
 	Collectors []collectors.Spec
@@ -79,12 +79,21 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	var pub collectors.Publisher = &collectors.BusPublisher{Bus: b, Host: cfg.Host}
 	tr := newTracker()
 	var comps []Component
-	var storage *storageWatch
-	var can *canary
+	var path *delivery.Service
+	var can *delivery.Canary
 	if role != config.RoleAgent {
-		storage = newStorageWatch(cfg.StateDir, cfg.Host, b, log.With("part", "storage"))
-		can = newCanary(b, cfg.Host, log.With("part", "canary"))
-		pub = reportingPublisher{Publisher: pub, w: storage}
+		nopts := opts.Notify
+		if !cfg.Rules.MarkTest {
+			// A simulation's notifications are tests: its stand-in pools and
+			// alerts must not become sensors next to the real ones.
+			nopts.Inventory = notifiers.NewInventoryFeed()
+		}
+		if path, err = delivery.NewService(b, cfg.Notify, nopts, cfg.Host, cfg.StateDir, log); err != nil {
+			return err
+		}
+		defer path.Close()
+		can = path.Canary()
+		pub = reportingPublisher{Publisher: pub, path: path}
 	}
 	if role == config.RoleAgent {
 		buf = fleet.NewBuffer(b, cfg.Host, cfg.Fleet.Buffer, log.With("part", "publisher"))
@@ -99,32 +108,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, collectorComponents(cfg, table, pub, tr, log)...)
 	}
 	if role != config.RoleAgent {
-		rec := notifiers.NewDirectRecord()
-		direct, err := notifiers.NewDirect(cfg.Notify, opts.Notify, rec, log.With("part", "notify"))
-		if err != nil {
-			return err
-		}
-		defer direct.Close()
-		storage.send = direct.Deliver
-		ropts := rules.RunOptions{
-			Direct: func(ctx context.Context, n alert.Notification) error {
-				_, err := direct.Deliver(ctx, n)
-				return err
-			},
-			Storage: storage.report, Degraded: storage.degraded, Repaired: storage.repaired,
-			Host: cfg.Host,
-		}
-		nopts := opts.Notify
-		nopts.Direct = rec
-		if !cfg.Rules.MarkTest {
-			// A simulation's notifications are tests: its stand-in pools and
-			// alerts must not become sensors next to the real ones.
-			nopts.Inventory = notifiers.NewInventoryFeed()
-		}
+		ropts := rules.RunOptions{Delivery: path.Path(), Host: cfg.Host}
 		if b.Embedded() {
-			ropts.RepairConsumer = repairConsumer(b, storage)
-			nopts.RepairConsumer = ropts.RepairConsumer
-			if err := checkStreams(ctx, b, storage); err != nil {
+			if err := path.CheckStreams(ctx); err != nil {
 				log.Error("cannot check the state store for damage", "state_dir", cfg.StateDir, "err", err)
 			}
 		}
@@ -136,15 +122,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		}
 		comps = append(comps,
 			Component{Name: "rules", Run: runRules},
-			Component{Name: "notifiers", Run: func(ctx context.Context) error {
-				return notifiers.Run(ctx, b, cfg.Notify, nopts, log.With("part", "notify"))
-			}},
-			Component{Name: "storage", Run: storage.run},
-			Component{Name: "canary", Run: can.sink},
+			Component{Name: "notifiers", Run: path.Run},
+			Component{Name: "storage", Run: path.WatchStorage},
+			Component{Name: "canary", Run: can.Sink},
 			Component{Name: "alerts-snapshot", Run: snapshotter(b, cfg.StateDir)},
 		)
-		if nopts.Inventory != nil {
-			comps = append(comps, inventoryComponent(cfg, b, nopts.Inventory, log.With("part", "inventory")))
+		if feed := path.Inventory(); feed != nil {
+			comps = append(comps, inventoryComponent(cfg, b, feed, log.With("part", "inventory")))
 		}
 		comps = append(comps, lookComponents(ctx, cfg, b, opts, log)...)
 	}
@@ -154,7 +138,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	}
 	comps = append(comps,
 		Component{Name: "heartbeat", Run: (&heartbeat{
-			pub: pub, tracker: tr, started: time.Now(), every: every, canary: can, storage: storage,
+			pub: pub, tracker: tr, started: time.Now(), every: every, canary: can,
 			url: cfg.Heartbeat.URL, urlEvery: cfg.Heartbeat.Interval.D(),
 			client: &http.Client{Timeout: 10 * time.Second}, log: log,
 		}).run},

@@ -26,6 +26,7 @@ import (
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/webhook"
 	"github.com/zwatch/zwatch/rules"
 )
@@ -214,7 +215,7 @@ func TestFleetBenchmark(t *testing.T) {
 			return rules.Run(ctx, admin, rcfg, nil)
 		})
 	})
-	server.Go(func() { _ = notifiers.Run(sctx, admin, ncfg, notifiers.Options{}, nil) })
+	server.Go(func() { _ = delivery.Run(sctx, admin, ncfg, delivery.Options{}, nil) })
 	lag := func() (pending uint64) {
 		c, err := admin.JS.Consumer(ctx, bus.StreamFacts, rules.ConsumerName)
 		if err != nil {

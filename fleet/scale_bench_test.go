@@ -23,7 +23,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/fleet/clustertest"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/webhook"
 	"github.com/zwatch/zwatch/rules"
 )
@@ -214,7 +214,7 @@ func TestScaleBenchmark(t *testing.T) {
 			LegacyPending: func(ctx context.Context) (bool, error) { return rules.LegacyConsumerExists(ctx, s.b.JS) },
 		}
 		s.wg.Go(func() { _ = ps.Lead(sctx) })
-		s.wg.Go(func() { _ = notifiers.Run(sctx, s.b, ncfg, notifiers.Options{}, log) })
+		s.wg.Go(func() { _ = delivery.Run(sctx, s.b, ncfg, delivery.Options{}, log) })
 		return s
 	}
 	stop := func(s *server) { s.cancel(); s.wg.Wait(); s.b.Close() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path"
 	"slices"
@@ -27,16 +28,21 @@ type Channel struct {
 	Sender channel.Sender
 }
 
+// DeadLetterAlert names the warning the outbox sends through the other
+// channels when one gives up on a notification (notifiers/delivery); a
+// channel never receives the reports about itself (Select).
+const DeadLetterAlert = "NotificationDeadLettered"
+
 // TypeConsole is the always-available channel that writes to zwatch's log.
 const TypeConsole = "console"
 
-// Build turns the config into channels, without the console channel (Run
-// adds it, since it needs the logger). Each channel's settings, decoded by
+// Build turns the config into channels, without the console channel
+// (Channels adds it, since it needs the logger). Each channel's settings, decoded by
 // its type when the config was parsed, build its sender.
 func Build(cfg config.NotifyConfig) ([]Channel, error) {
 	var out []Channel
 	var errs []error
-	timeout := sendTimeout(cfg)
+	timeout := SendTimeout(cfg)
 	for i, cc := range cfg.Channels {
 		sev, ok := alert.ParseSeverity(cc.Severity())
 		if !ok {
@@ -56,12 +62,25 @@ func Build(cfg config.NotifyConfig) ([]Channel, error) {
 	return out, errors.Join(errs...)
 }
 
-// sendTimeout is notify.send_timeout, or its default when unset.
-func sendTimeout(cfg config.NotifyConfig) time.Duration {
+// SendTimeout is notify.send_timeout, or its default when unset.
+func SendTimeout(cfg config.NotifyConfig) time.Duration {
 	if d := cfg.SendTimeout.D(); d > 0 {
 		return d
 	}
 	return config.DefaultNotify().SendTimeout.D()
+}
+
+// Channels builds the channels of cfg for delivery: the console first when
+// it is on, writing to log, then the configured ones (Build).
+func Channels(cfg config.NotifyConfig, log *slog.Logger) ([]Channel, error) {
+	chans, err := Build(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("notification channels: %w", err)
+	}
+	if cfg.Console {
+		chans = append([]Channel{consoleChannel(log.With("channel", TypeConsole))}, chans...)
+	}
+	return chans, nil
 }
 
 func newSender(cc config.ChannelConfig, timeout time.Duration) (channel.Sender, error) {
@@ -147,12 +166,10 @@ func (c *Channel) routes(a alert.Alert) bool {
 	return true
 }
 
-// consumerName is the channel's durable JetStream consumer.
-func consumerName(channel string) string { return "notify_" + config.ChannelToken(channel) }
-
-// ConsumerName is the durable outbox consumer of the channel named channel,
-// for readers of its delivery progress (the status page, /metrics).
-func ConsumerName(channel string) string { return consumerName(channel) }
+// ConsumerName is the durable outbox consumer of the channel named channel:
+// the outbox (notifiers/delivery) reads through it, and readers of its
+// delivery progress (the status page, /metrics) look at it.
+func ConsumerName(channel string) string { return "notify_" + config.ChannelToken(channel) }
 
 // Probe runs the sender's cheap service check (channel.Prober); has is
 // false for a sender that has none.

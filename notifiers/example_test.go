@@ -11,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/channel"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -115,7 +116,7 @@ func TestNewChannelTypeNeedsOnlyItsFolder(t *testing.T) {
 
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, delivery.Options{})
 	defer stop()
 	notifytest.Publish(t, b, notifytest.Firing("nas1", "page-1"))
 	select {
@@ -141,7 +142,7 @@ func TestNewChannelTypeNeedsOnlyItsFolder(t *testing.T) {
 	if masked, _ := lu.Config.Masked(); strings.Contains(string(masked), "pg-url-secret-456") || !strings.Contains(string(masked), "# from url: pager://***@"+gwURL+"/page?plain=yes") {
 		t.Errorf("Masked():\n%s", masked)
 	}
-	stopURL := notifytest.RunNotifiers(t, b, lu.Config.Notify, notifiers.Options{})
+	stopURL := notifytest.RunNotifiers(t, b, lu.Config.Notify, delivery.Options{})
 	defer stopURL()
 	select {
 	case h := <-gw.Got:

@@ -3,6 +3,7 @@ package notifiers
 import (
 	"context"
 	"io"
+	"log/slog"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -67,20 +68,22 @@ func (f *InventoryFeed) next(ctx context.Context, after uint64) (channel.Invento
 	}
 }
 
-// feedInventory hands every inventory of feed to r, the channel's sender,
-// until ctx ends; a failure is retried with the channel's backoff.
-func (w *worker) feedInventory(ctx context.Context, feed *InventoryFeed, r channel.InventoryReceiver) {
-	feed.readers.Add(1)
-	defer feed.readers.Add(-1)
+// Feed hands every inventory of f to r, the sender of ch, until ctx ends;
+// each hand-over runs under timeout, and a failure is tried again after
+// retry(failures so far), capped at a minute: the sensors wait on this,
+// not a page.
+func (f *InventoryFeed) Feed(ctx context.Context, ch *Channel, r channel.InventoryReceiver, timeout time.Duration, retry func(failed uint64) time.Duration, log *slog.Logger) {
+	f.readers.Add(1)
+	defer f.readers.Add(-1)
 	var seen uint64
 	var failed uint64
 	for {
-		inv, v, err := feed.next(ctx, seen)
+		inv, v, err := f.next(ctx, seen)
 		if err != nil {
 			return
 		}
-		inv = w.ownInventory(inv)
-		sctx, cancel := context.WithTimeout(ctx, w.timeout)
+		inv = ownInventory(ch, inv)
+		sctx, cancel := context.WithTimeout(ctx, timeout)
 		err = r.SetInventory(sctx, inv)
 		cancel()
 		if ctx.Err() != nil {
@@ -88,16 +91,15 @@ func (w *worker) feedInventory(ctx context.Context, feed *InventoryFeed, r chann
 		}
 		if err != nil {
 			failed++
-			// Capped at a minute: the sensors wait on this, not a page.
-			delay := min(backoff(failed, w.initial, w.max), time.Minute)
-			w.log.Warn("inventory not handed to the channel; will retry", "err", err, "fix", w.ch.Fix(err), "retry_in", delay)
+			delay := min(retry(failed), time.Minute)
+			log.Warn("inventory not handed to the channel; will retry", "err", err, "fix", ch.Fix(err), "retry_in", delay)
 			if clock.Sleep(ctx, delay) != nil {
 				return
 			}
 			continue
 		}
 		if failed > 0 {
-			w.log.Info("inventory handed to the channel after retrying", "attempts", failed+1)
+			log.Info("inventory handed to the channel after retrying", "attempts", failed+1)
 		}
 		failed, seen = 0, v
 	}
@@ -105,22 +107,22 @@ func (w *worker) feedInventory(ctx context.Context, feed *InventoryFeed, r chann
 
 // ownInventory keeps of each host's firing alerts those the channel takes
 // (min_severity, route), the way Select filters its notifications.
-func (w *worker) ownInventory(inv channel.Inventory) channel.Inventory {
+func ownInventory(ch *Channel, inv channel.Inventory) channel.Inventory {
 	out := inv
 	out.Hosts = make([]channel.HostInventory, len(inv.Hosts))
 	for i, h := range inv.Hosts {
 		out.Hosts[i] = h
 		out.Hosts[i].Firing = nil
-		if sel, ok := w.ch.Select(alert.Notification{Host: h.Host, Alerts: h.Firing}); ok {
+		if sel, ok := ch.Select(alert.Notification{Host: h.Host, Alerts: h.Firing}); ok {
 			out.Hosts[i].Firing = sel.Alerts
 		}
 	}
 	return out
 }
 
-// closeSenders closes the senders that hold a connection (io.Closer), each
+// CloseSenders closes the senders that hold a connection (io.Closer), each
 // at most timeout, all at once.
-func closeSenders(chans []Channel, timeout time.Duration) {
+func CloseSenders(chans []Channel, timeout time.Duration) {
 	var wg sync.WaitGroup
 	for i := range chans {
 		c, ok := chans[i].Sender.(io.Closer)

@@ -11,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/channel"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -67,7 +68,7 @@ func TestInventoryReachesTheChannelsThatWantIt(t *testing.T) {
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 	feed := notifiers.NewInventoryFeed()
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{Inventory: feed})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{Inventory: feed})
 
 	firing := func(name, pool string, sev alert.Severity) alert.Alert {
 		return alert.Alert{Name: name, Severity: sev, State: alert.Firing, Labels: map[string]string{"pool": pool}}

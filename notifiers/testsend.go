@@ -30,11 +30,11 @@ type TestResult struct {
 // through the outbox, and reports per channel. Filters are ignored: a test
 // must reach every configured destination.
 func Test(ctx context.Context, cfg config.NotifyConfig, channelName string, n alert.Notification) []TestResult {
-	return TestWith(ctx, cfg, channelName, n, Options{})
+	return TestWith(ctx, cfg, channelName, n, nil)
 }
 
-// TestWith is Test with the daemon's options (the replacement guide).
-func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, n alert.Notification, opts Options) []TestResult {
+// TestWith is Test with the daemon's replacement guide (nil: none).
+func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, n alert.Notification, guide GuideFunc) []TestResult {
 	chans, err := Build(cfg)
 	if err != nil {
 		return []TestResult{{Channel: channelName, Err: err, Fix: "fix the notify section of the config (zwatch config check)"}}
@@ -57,8 +57,8 @@ func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, 
 		}
 		chans = pick
 	}
-	timeout := sendTimeout(cfg)
-	m := RenderGuided(n, opts.Guide)
+	timeout := SendTimeout(cfg)
+	m := RenderGuided(n, guide)
 	out := make([]TestResult, len(chans))
 	var wg sync.WaitGroup
 	for i := range chans {
@@ -76,7 +76,7 @@ func TestWith(ctx context.Context, cfg config.NotifyConfig, channelName string, 
 		})
 	}
 	wg.Wait()
-	closeSenders(chans, timeout)
+	CloseSenders(chans, timeout)
 	return out
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/internal/mosquittotest"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 	"github.com/zwatch/zwatch/notifiers/matrix"
 )
@@ -93,7 +93,7 @@ notify:
 
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, delivery.Options{})
 	defer stop()
 	notifytest.Publish(t, b, notifytest.Firing("nas1", "url-2"))
 	wait := func(what string, s *notifytest.HTTPSink) notifytest.Hit {
@@ -163,7 +163,7 @@ notify:
 	}
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, delivery.Options{})
 	defer stop()
 	notifytest.Publish(t, b, notifytest.Firing("nas1", "url-mqtt"))
 	if e := w.On(t, 0, "site/nas/nas1/notification", nil).JSON(t); e["id"] != "url-mqtt" {

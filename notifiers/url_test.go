@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -90,7 +91,7 @@ notify:
 	l.Config.Notify.Channels = chs[:4] // the typed ntfy only took the name
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, l.Config.Notify, delivery.Options{})
 	defer stop()
 	notifytest.Publish(t, b, notifytest.Firing("nas1", "url-1"))
 

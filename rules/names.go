@@ -1,5 +1,7 @@
 package rules
 
+import "github.com/zwatch/zwatch/notifiers/delivery"
+
 // Alert names: the alertname label, and the keys of rules.for and
 // rules.disabled. Each is declared with its defaults by its rule's file and
 // listed in Catalogue().
@@ -55,16 +57,16 @@ const (
 	nameLinkResets       = "LinkResets"
 )
 
-// Alerts about zwatch's own state storage. The daemon raises them, not a
-// rule of the catalogue: they must reach the person when the outbox and the
-// rule state cannot be written, so they are delivered directly to the
-// channels (docs/rules.md, "zwatch's own storage").
+// Alerts about zwatch's own state storage. The storage watch raises them
+// (notifiers/delivery), not a rule of the catalogue: they must reach the
+// person when the outbox and the rule state cannot be written, so they are
+// delivered directly to the channels (docs/rules.md, "zwatch's own storage").
 const (
 	// NameStateStorageFull: the state directory's filesystem is full.
-	NameStateStorageFull = "StateStorageFull"
+	NameStateStorageFull = delivery.NameStateStorageFull
 	// NameStateStorageFailed: the state store refuses writes, or a damaged
 	// stream or consumer was found (and repaired, with what was lost).
-	NameStateStorageFailed = "StateStorageFailed"
+	NameStateStorageFailed = delivery.NameStateStorageFailed
 )
 
 // IsPoolStateAlert reports whether name says what state a pool as a whole

@@ -18,6 +18,7 @@ import (
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/recent"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // ConsumerName is the durable consumer on bus.StreamFacts that rule engines
@@ -29,20 +30,22 @@ const ConsumerName = "rules"
 const tickEvery = time.Second
 
 // CanaryHeader carries the ID of a health canary on a heartbeat fact. The
-// engine answers each with a notification whose ID is CanaryPrefix+ID and
-// which holds no alert: channels skip it, and the daemon's canary sink
-// learns that collector → bus → rules → outbox works.
+// engine answers each (delivery.Sender.Answer) with a notification whose ID
+// is CanaryPrefix+ID and which holds no alert: channels skip it, and the
+// canary's sink learns that collector → bus → rules → outbox works. The
+// canary is delivery's; the names are here too for the engine's readers.
 const (
-	CanaryHeader = "Zwatch-Canary"
-	CanaryPrefix = "canary-"
+	CanaryHeader = delivery.CanaryHeader
+	CanaryPrefix = delivery.CanaryPrefix
 )
 
 // positionKey holds, in bus.StateBucket, the facts stream sequence of the
 // last fact the engine applied, from which a damaged consumer is recreated.
 const positionKey = "rules.position"
 
-// While a write to the outbox or the rule state fails, it is tried again
-// this often (not at every fact), each try bounded by storageTimeout.
+// While a write to the rule state fails, it is tried again this often (not
+// at every fact), each try bounded by storageTimeout; the outbox's own
+// retries are delivery's (Sender.Flush).
 const (
 	retryStorageEvery = 5 * time.Second
 	storageTimeout    = 3 * time.Second
@@ -65,22 +68,14 @@ const (
 
 // RunOptions are what the daemon adds to Run; every field is optional.
 type RunOptions struct {
-	// Direct delivers a notification straight to the channels, for when
-	// the outbox does not take it.
-	Direct func(ctx context.Context, n alert.Notification) error
-	// Storage hears of each write to the outbox ("outbox") or the rule
-	// state ("state"): the error, or nil after a success.
-	Storage func(part string, err error)
-	// Degraded says the state storage is failing; the engine then also
-	// reads facts as they are published (core NATS), since the facts stream
-	// may not store them.
-	Degraded func() bool
-	// RepairConsumer removes the engine's consumer when the server cannot
-	// open it (its files are damaged), so it can be created again.
-	RepairConsumer func(ctx context.Context, stream, consumer string) error
-	// Repaired hears of damaged state the engine found and rewrote, with
-	// what may have been lost, to be paged (StateStorageFailed).
-	Repaired func(what string)
+	// Delivery is where notifications go (notifiers/delivery): each engine
+	// sends through a Sender of its own (Path.Sender). Its direct delivery
+	// takes over when the outbox does not take a write; while its storage
+	// watch says the storage fails, the engine also reads facts as they are
+	// published (core NATS), since the facts stream may not store them. It
+	// removes a damaged consumer of the engine's and hears of damaged state
+	// the engine rewrote. nil: the outbox alone.
+	Delivery *delivery.Path
 	// Host is the host this engine runs on: notices about no host in
 	// particular (a silence that expired) go out on its subject. Default:
 	// the host of an alert the notice names, else the machine's hostname.
@@ -117,7 +112,7 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logg
 // notifications go to ZWATCH_ALERTS with their ID as the
 // JetStream message ID, so a re-sent one (after a crash between publish and
 // save) is dropped as a duplicate. When the storage fails, the engine keeps
-// its state in memory, delivers what is due through opts.Direct, and
+// its state in memory and opts.Delivery delivers what is due directly, and
 // publishes it to the outbox once that works again.
 func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOptions, log *slog.Logger) error {
 	if log == nil {
@@ -136,9 +131,9 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 		return fmt.Errorf("rules: %w", err)
 	}
 	// The same facts as they are published, for when the facts stream
-	// cannot store them; read only while opts.Degraded says so.
+	// cannot store them; read only while delivery is not durable.
 	core := make(chan *nats.Msg, 256)
-	if opts.Degraded != nil && opts.Partition == nil && !opts.DrainLegacy {
+	if opts.Delivery.WatchesStorage() && opts.Partition == nil && !opts.DrainLegacy {
 		for _, subj := range facts.StreamSubjects() {
 			sub, err := b.NC.ChanSubscribe(subj, core)
 			if err != nil {
@@ -147,7 +142,8 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 			defer func() { _ = sub.Unsubscribe() }()
 		}
 	}
-	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: recent.New[uint64](4096), seed: maphash.MakeSeed(), core: core}
+	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: recent.New[uint64](4096), seed: maphash.MakeSeed(), core: core,
+		out: opts.Delivery.Sender(b, log)}
 	e.beforeFlush = r.beforeFlush(ctx)
 	r.readSilences(ctx, true)
 	for {
@@ -253,10 +249,12 @@ type runner struct {
 	// one that arrives both published and from the stream counts once.
 	seen *recent.Set[uint64]
 	seed maphash.Seed
-	// pending are notifications due but not yet in the outbox, oldest first.
+	// pending are notifications made due by this tick, handed to out at
+	// its flush; out holds them until the outbox takes them.
 	pending []pendingNote
-	// outboxDown and stateDown: when a write last failed; zero while it works.
-	outboxDown, stateDown time.Time
+	out     delivery.Sender
+	// stateDown: when a state write last failed; zero while it works.
+	stateDown time.Time
 	// lastSeq is the stream sequence of the last fact applied; savedSeq
 	// what positionKey holds.
 	lastSeq, savedSeq uint64
@@ -264,10 +262,6 @@ type runner struct {
 	// flushTouched makes the next save write every host's bookkeeping,
 	// due or not (the engine is stopping).
 	flushTouched bool
-	// recent were published in the last recentFor; wasDegraded is whether
-	// the storage was failing at the last flush.
-	recent      []sentNote
-	wasDegraded bool
 	// stream identifies the facts stream the sequences count in.
 	stream string
 	// conflicts counts save conflicts in a row (maxConflicts); overwrite
@@ -292,20 +286,27 @@ func (r *runner) now() time.Time {
 	return time.Now()
 }
 
-type sentNote struct {
-	n  alert.Notification
-	at time.Time
-}
-
 type pendingNote struct {
-	n      alert.Notification
-	direct bool // handed to opts.Direct already
+	n alert.Notification
 	// silence is the ID of the silence whose expiry notice n is.
 	silence string
 }
 
-// maxPending bounds what waits for the outbox; the oldest are dropped.
-const maxPending = 1000
+// flush hands this tick's notifications to the delivery queue, behind
+// those still waiting, and has it publish them in order; a silence's
+// expiry notice is recorded as sent once the outbox took it.
+func (r *runner) flush(ctx context.Context) {
+	for _, p := range r.pending {
+		var taken func(context.Context)
+		if id := p.silence; id != "" {
+			taken = func(ctx context.Context) { r.noticed(ctx, id, r.now()) }
+		}
+		r.out.Put(p.n, taken)
+	}
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	r.out.Flush(ctx)
+}
 
 func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	sum := maphash.Bytes(r.seed, m.Data())
@@ -323,14 +324,14 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	// and a canary's answer go out now, not after the batch.
 	r.hold(m, sum)
 	if id := m.Headers().Get(CanaryHeader); id != "" {
-		r.canary(ctx, host, id)
+		r.out.Answer(ctx, host, id)
 	}
 	r.markDue(host)
 }
 
 // handleCore applies a fact as it was published, while the storage fails.
 func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
-	if r.opts.Degraded == nil || !r.opts.Degraded() {
+	if r.out.Durable() {
 		return // the stream delivers it
 	}
 	sum := maphash.Bytes(r.seed, m.Data)
@@ -389,15 +390,10 @@ func (r *runner) tick(ctx context.Context, now time.Time) {
 	for _, n := range r.e.Tick(now) {
 		r.pending = append(r.pending, pendingNote{n: n})
 	}
-	if len(r.pending) > maxPending {
-		drop := len(r.pending) - maxPending
-		r.log.Error("rules: the outbox has not taken notifications for long; dropping the oldest", "dropped", drop)
-		r.pending = r.pending[drop:]
-	}
 	// The outbox and the store are retried on the wall clock, whatever
 	// the engine's clock says.
 	wall := time.Now()
-	r.flush(ctx, wall)
+	r.flush(ctx)
 	r.commit(ctx)
 	r.savePosition(ctx, wall)
 }
@@ -412,7 +408,7 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 	// whose rules changed something are.
 	now := time.Now()
 	bookkeeping := r.flushTouched || r.e.bookkeepingDue(now)
-	if len(r.pending) > 0 || !(bookkeeping || r.e.unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
+	if len(r.pending) > 0 || r.out.Waiting() > 0 || !(bookkeeping || r.e.unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
 		return false
 	}
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
@@ -427,9 +423,7 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 		r.overwrite = true
 		what := fmt.Sprintf("the rule state could not be read back after %d tries (its store was damaged); it is written again from memory: alerts sent before may be sent once more", maxConflicts)
 		r.log.Error("rules: " + what)
-		if r.opts.Repaired != nil {
-			r.opts.Repaired(what)
-		}
+		r.opts.Delivery.Damaged(what)
 		fctx, cancel := context.WithTimeout(ctx, storageTimeout)
 		err = r.e.Overwrite(fctx, r.kv)
 		cancel()
@@ -464,22 +458,7 @@ func (r *runner) savePosition(ctx context.Context, now time.Time) {
 	r.savedSeq = r.lastSeq
 }
 
-// canary answers a heartbeat's canary through the outbox.
-func (r *runner) canary(ctx context.Context, host, id string) {
-	if !r.outboxDown.IsZero() && time.Since(r.outboxDown) < retryStorageEvery {
-		return // it would not arrive: the health check fails as it should
-	}
-	pctx, cancel := context.WithTimeout(ctx, storageTimeout)
-	defer cancel()
-	err := publish(pctx, r.b, alert.Notification{ID: CanaryPrefix + id, Host: host, Status: alert.Firing, Created: time.Now()})
-	r.report("outbox", err)
-}
-
-func (r *runner) report(part string, err error) {
-	if r.opts.Storage != nil {
-		r.opts.Storage(part, err)
-	}
-}
+func (r *runner) report(part string, err error) { r.out.Report(part, err) }
 
 func (r *runner) reload(ctx context.Context) {
 	if err := r.e.Load(ctx, r.kv); err != nil {

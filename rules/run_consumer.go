@@ -2,16 +2,15 @@ package rules
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // openConsumer creates or opens the engine's durable consumer. One the
@@ -34,8 +33,10 @@ func openConsumer(ctx context.Context, b *bus.Bus, kv jetstream.KeyValue, opts R
 		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
 	}
 	cons, err := b.JS.CreateOrUpdateConsumer(ctx, bus.StreamFacts, cfg)
-	if err != nil && opts.RepairConsumer != nil && consumerStoreDamaged(err) {
-		if rerr := opts.RepairConsumer(ctx, bus.StreamFacts, name); rerr != nil {
+	if err != nil && delivery.ConsumerStoreDamaged(err) {
+		if can, rerr := opts.Delivery.Repair(ctx, bus.StreamFacts, name); !can {
+			return nil, fmt.Errorf("rules: consumer %s on %s: %w", name, bus.StreamFacts, err)
+		} else if rerr != nil {
 			return nil, fmt.Errorf("rules: consumer %s on %s is damaged (%v) and could not be removed: %w", name, bus.StreamFacts, err, rerr)
 		}
 		pos := readPosition(ctx, kv, positionKeyOf(opts))
@@ -56,16 +57,6 @@ func openConsumer(ctx context.Context, b *bus.Bus, kv jetstream.KeyValue, opts R
 		return nil, fmt.Errorf("rules: consumer %s on %s: %w", name, bus.StreamFacts, err)
 	}
 	return cons, nil
-}
-
-// consumerStoreDamaged reports whether err is the server's refusal to open
-// a consumer whose files it cannot read.
-func consumerStoreDamaged(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.ErrorCode(10012) {
-		return true
-	}
-	return err != nil && strings.Contains(err.Error(), "error creating store for consumer")
 }
 
 func readPosition(ctx context.Context, kv jetstream.KeyValue, key string) uint64 {

@@ -12,6 +12,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // With the outbox gone (its stream deleted, as a store that went offline
@@ -34,7 +35,7 @@ func TestRunDeliversDirectlyWhileTheOutboxIsDown(t *testing.T) {
 	var mu sync.Mutex
 	var direct []alert.Notification
 	failed := map[string]int{}
-	opts := RunOptions{
+	opts := RunOptions{Delivery: &delivery.Path{
 		Direct: func(_ context.Context, n alert.Notification) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -49,7 +50,7 @@ func TestRunDeliversDirectlyWhileTheOutboxIsDown(t *testing.T) {
 			}
 		},
 		Degraded: func() bool { return false },
-	}
+	}}
 	cfg := config.DefaultRules()
 	cfg.GroupWait = 0
 	runCtx, stop := context.WithCancel(ctx)

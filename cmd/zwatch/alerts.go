@@ -229,7 +229,7 @@ when a channel failed, 2 when none is configured.`,
 				return err
 			}
 			n := notifiers.SampleNotification(l.Config.Host)
-			results := notifiers.TestWith(cmd.Context(), l.Config.Notify, channel, n, runOptions().Notify)
+			results := notifiers.TestWith(cmd.Context(), l.Config.Notify, channel, n, runOptions().Notify.Guide)
 			out := cmd.OutOrStdout()
 			rep := notifyTestReport(results)
 			if asJSON {

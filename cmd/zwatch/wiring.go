@@ -6,7 +6,7 @@ import (
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/tools/replace"
 )
 
@@ -21,7 +21,7 @@ func addCommands(root *cobra.Command, g *globals) {
 // alert carries the exact by-id replacement steps.
 func runOptions() daemon.Options {
 	opts := guideOptions()
-	return daemon.Options{Notify: notifiers.Options{Guide: func(a alert.Alert) string { return replace.GuideWith(a, opts) }}}
+	return daemon.Options{Notify: delivery.Options{Guide: func(a alert.Alert) string { return replace.GuideWith(a, opts) }}}
 }
 
 // guideOptions is what the replacement guide learns from this machine.

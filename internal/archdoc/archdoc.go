@@ -133,7 +133,7 @@ func firstParagraph(text string) string {
 // (notifiers/<service>), which the table lists together.
 func channelFolder(dir string) bool {
 	rest, ok := strings.CutPrefix(dir, "notifiers/")
-	return ok && !strings.Contains(rest, "/") && rest != "channel" && rest != "internal"
+	return ok && !strings.Contains(rest, "/") && rest != "channel" && rest != "internal" && rest != "delivery"
 }
 
 // OwnershipTable is the "who owns what" table: every package, by stage,

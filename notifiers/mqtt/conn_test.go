@@ -13,6 +13,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/mosquittotest"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 	"github.com/zwatch/zwatch/notifiers/mqtt"
 )
@@ -229,7 +230,7 @@ func TestRefusalsAreClearErrors(t *testing.T) {
 
 // TestDeliveredThroughTheOutbox: the daemon's path. The outbox delivers
 // to the real channel, the inventory feed reaches its sender, and when
-// notifiers.Run ends the sender says offline.
+// delivery.Run ends the sender says offline.
 func TestDeliveredThroughTheOutbox(t *testing.T) {
 	br := mosquittotest.Start(t, mosquittotest.Options{})
 	w := mosquittotest.Watch(t, br.Addr(br.Port), "", "", "#")
@@ -237,7 +238,7 @@ func TestDeliveredThroughTheOutbox(t *testing.T) {
 	defer b.Close()
 	feed := notifiers.NewInventoryFeed()
 	cfg := notifytest.NotifyConfig(mqttChannel("ha", mqtt.Config{Broker: br.URL()}))
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{Inventory: feed})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{Inventory: feed})
 	feed.Set(inventory())
 	w.On(t, 0, "zwatch/nas1/pool/tank/state", mosquittotest.Is("OFF"))
 	if !feed.Wanted() {

@@ -12,19 +12,20 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/rules"
 )
 
 // Outbox reads each configured channel's delivery progress.
 func (r *Reader) Outbox(ctx context.Context) ([]ChannelProgress, error) {
-	dead, err := notifiers.DeadLetters(ctx, r.b.JS)
+	dead, err := delivery.DeadLetters(ctx, r.b.JS)
 	if err != nil {
 		return nil, fmt.Errorf("dead letters: %w", err)
 	}
 	return r.outbox(ctx, dead)
 }
 
-func (r *Reader) outbox(ctx context.Context, dead []notifiers.DeadLetter) ([]ChannelProgress, error) {
+func (r *Reader) outbox(ctx context.Context, dead []delivery.DeadLetter) ([]ChannelProgress, error) {
 	out := make([]ChannelProgress, 0, len(r.channels))
 	var st jetstream.Stream
 	if len(r.channels) > 0 {
@@ -120,7 +121,7 @@ func (c *RecentCache) Read(ctx context.Context, js jetstream.JetStream, n int) (
 // withDelivery tells each notification's delivery state, newest first: a
 // channel has taken a notification once its ack floor reaches it; one it
 // gave up on is a dead letter.
-func withDelivery(notes []alert.Notification, seqs []uint64, progress []ChannelProgress, dead []notifiers.DeadLetter) []Notification {
+func withDelivery(notes []alert.Notification, seqs []uint64, progress []ChannelProgress, dead []delivery.DeadLetter) []Notification {
 	out := make([]Notification, 0, len(notes))
 	for i := len(notes) - 1; i >= 0; i-- {
 		n := Notification{Notification: notes[i], Seq: seqs[i], Delivery: Delivered}

@@ -16,6 +16,7 @@ import (
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
 )
@@ -158,7 +159,7 @@ type shared struct {
 	silences []silence.Silence
 	now      time.Time
 	recent   []Notification
-	dead     []notifiers.DeadLetter
+	dead     []delivery.DeadLetter
 	progress []ChannelProgress
 }
 
@@ -170,7 +171,7 @@ func (r *Reader) shared(ctx context.Context) (shared, error) {
 		return sh, fmt.Errorf("active alerts: %w", err)
 	}
 	sh.active, sh.silences, sh.now = cur.Active(), cur.Silences(false), cur.Now()
-	if sh.dead, err = notifiers.DeadLetters(ctx, r.b.JS); err != nil {
+	if sh.dead, err = delivery.DeadLetters(ctx, r.b.JS); err != nil {
 		return sh, fmt.Errorf("dead letters: %w", err)
 	}
 	if sh.progress, err = r.outbox(ctx, sh.dead); err != nil {
@@ -194,7 +195,7 @@ func (r *Reader) hostView(ctx context.Context, host string, sh shared) (Host, er
 	if last.subjects == 0 && len(alerts) == 0 {
 		return Host{}, fmt.Errorf("%w: %s (no facts, heartbeat or alerts about it)", ErrNoSuchHost, host)
 	}
-	h := Host{Host: host, GeneratedAt: time.Now().UTC(), Alerts: alerts, Recent: []Notification{}, DeadLetters: []notifiers.DeadLetter{},
+	h := Host{Host: host, GeneratedAt: time.Now().UTC(), Alerts: alerts, Recent: []Notification{}, DeadLetters: []delivery.DeadLetter{},
 		Silences: hostSilences(sh, alerts)}
 	if last.hostName != "" {
 		h.Host = last.hostName

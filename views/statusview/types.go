@@ -12,7 +12,7 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/silence"
 )
 
@@ -54,8 +54,8 @@ type Host struct {
 	// silence matches labels, and host is one of them.
 	Silences []Silence `json:"silences"`
 	// Recent are the last notifications about this host, newest first.
-	Recent      []Notification         `json:"recent"`
-	DeadLetters []notifiers.DeadLetter `json:"dead_letters"`
+	Recent      []Notification        `json:"recent"`
+	DeadLetters []delivery.DeadLetter `json:"dead_letters"`
 }
 
 // Pool is one pool: its last zpool status and zpool list, with what a person

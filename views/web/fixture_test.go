@@ -17,7 +17,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/catalog"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/views/history"
 	"github.com/zwatch/zwatch/views/statusview"
@@ -91,7 +91,7 @@ http:
 	rctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = rules.RunWith(rctx, b, cfg.Rules, rules.RunOptions{}, log) })
-	wg.Go(func() { _ = notifiers.Run(rctx, b, cfg.Notify, notifiers.Options{}, log) })
+	wg.Go(func() { _ = delivery.Run(rctx, b, cfg.Notify, delivery.Options{}, log) })
 	t.Cleanup(func() { stop(); wg.Wait() })
 	var store *history.Store
 	if withHistory {

@@ -17,6 +17,7 @@ import (
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/email"
 )
 
@@ -108,13 +109,13 @@ func Publish(t testing.TB, b *bus.Bus, n alert.Notification) {
 	}
 }
 
-// RunNotifiers starts notifiers.Run in the background; stop cancels it and
+// RunNotifiers starts delivery.Run (the outbox) in the background; stop cancels it and
 // waits.
-func RunNotifiers(t testing.TB, b *bus.Bus, cfg config.NotifyConfig, opts notifiers.Options) (stop func()) {
+func RunNotifiers(t testing.TB, b *bus.Bus, cfg config.NotifyConfig, opts delivery.Options) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- notifiers.Run(ctx, b, cfg, opts, Log(t)) }()
+	go func() { done <- delivery.Run(ctx, b, cfg, opts, Log(t)) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -22,7 +22,7 @@ import (
 // notifications take to arrive once its service answers again. It runs
 // only with ZWATCH_DRAIN_FIGURES=1 (about four minutes) and only reports;
 // docs/benchmarks.md has the command and the figures. It uses nothing but
-// notifiers.Run, so the same file measures older versions.
+// delivery.Run, so the same file measures older versions.
 func TestDrainFigures(t *testing.T) {
 	if os.Getenv("ZWATCH_DRAIN_FIGURES") == "" {
 		t.Skip("set ZWATCH_DRAIN_FIGURES=1 to measure (about four minutes)")
@@ -50,7 +50,7 @@ func figuresSMTPOutage(t *testing.T, defaults func(config.NotifyConfig) config.N
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 	cfg := defaults(notifytest.NotifyConfig(notifytest.EmailChannel("ops-mail", port, "starttls", "nas1", "pw", cert.CAFile, "ops@example.net")))
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	defer stop()
 	start := time.Now()
 	at := func(s int) { time.Sleep(time.Until(start.Add(time.Duration(s) * time.Second))) }
@@ -133,7 +133,7 @@ func figuresHungWebhook(t *testing.T, defaults func(config.NotifyConfig) config.
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 	cfg := defaults(notifytest.NotifyConfig(hookTo("hook", srv.URL)))
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	defer stop()
 	start := time.Now()
 	at := func(s int) { time.Sleep(time.Until(start.Add(time.Duration(s) * time.Second))) }

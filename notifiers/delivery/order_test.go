@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -104,7 +104,7 @@ func TestOutboxOrderPerIncident(t *testing.T) {
 	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 
 	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
 	notifytest.Publish(t, b, incident("home", "home-warn", alert.Warning))
@@ -137,7 +137,7 @@ func TestOutboxNewIncidentDoesNotWaitBehindAHang(t *testing.T) {
 	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 
 	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Warning))
 	<-f.Got // the page's first attempt is at the receiver, held
@@ -167,7 +167,7 @@ func TestOutboxOrderAcrossACrash(t *testing.T) {
 	f.hold["tank-fire"] = release
 	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", f.URL)))
 	cfg.SendTimeout = config.Duration(20 * time.Second)
-	opts := notifiers.Options{AckWait: 2 * time.Second}
+	opts := delivery.Options{AckWait: 2 * time.Second}
 
 	b := notifytest.OpenBus(t, dir)
 	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
@@ -235,7 +235,7 @@ func TestOutboxRestartBesideAPeer(t *testing.T) {
 	}
 	cfg := notifytest.NotifyConfig(hookTo("hook", hook.URL))
 	cfg.SendTimeout = config.Duration(20 * time.Second)
-	opts := notifiers.Options{AckWait: 15 * time.Second}
+	opts := delivery.Options{AckWait: 15 * time.Second}
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 
@@ -312,7 +312,7 @@ func TestOutboxBacklogFetchedInFewPulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	notifytest.WaitFor(t, 30*time.Second, "every notification", func() bool { return len(f.got()) >= backlog })
 	took := time.Since(start)
 	time.Sleep(300 * time.Millisecond) // room for a duplicate to show up

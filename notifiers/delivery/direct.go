@@ -1,9 +1,8 @@
-package notifiers
+package delivery
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"html"
 	"log/slog"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers"
 )
 
 // DirectNote is the line a notification sent around the outbox carries, so
@@ -107,9 +107,9 @@ func (r *DirectRecord) Delivered(id, channel string) bool {
 // cannot take them (the state disk is full or damaged). There is no retry
 // and no persistence: it is the best that can be done without storage.
 type Direct struct {
-	chans   []Channel
+	chans   []notifiers.Channel
 	rec     *DirectRecord
-	guide   GuideFunc
+	guide   notifiers.GuideFunc
 	timeout time.Duration
 	log     *slog.Logger
 }
@@ -120,19 +120,16 @@ func NewDirect(cfg config.NotifyConfig, opts Options, rec *DirectRecord, log *sl
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	chans, err := Build(cfg)
+	chans, err := notifiers.Channels(cfg, log)
 	if err != nil {
-		return nil, fmt.Errorf("notification channels: %w", err)
+		return nil, err
 	}
-	if cfg.Console {
-		chans = append([]Channel{consoleChannel(log.With("channel", TypeConsole))}, chans...)
-	}
-	return &Direct{chans: chans, rec: rec, guide: opts.Guide, timeout: sendTimeout(cfg), log: log}, nil
+	return &Direct{chans: chans, rec: rec, guide: opts.Guide, timeout: notifiers.SendTimeout(cfg), log: log}, nil
 }
 
 // Close closes the connections the direct senders opened (MQTT), when the
 // daemon stops.
-func (d *Direct) Close() { closeSenders(d.chans, d.timeout) }
+func (d *Direct) Close() { notifiers.CloseSenders(d.chans, d.timeout) }
 
 // Deliver sends n to every channel that takes it, all at once, each under
 // send_timeout. It returns the channels reached; the error joins the
@@ -150,7 +147,7 @@ func (d *Direct) Deliver(ctx context.Context, n alert.Notification) ([]string, e
 		if !ok || !d.rec.begin(n.ID, ch.Name) {
 			continue // not for it, received already, or its worker is sending it
 		}
-		m := RenderGuided(sel, d.guide)
+		m := notifiers.RenderGuided(sel, d.guide)
 		m.Text = strings.TrimRight(m.Text, "\n") + "\n\n(" + DirectNote + ")\n"
 		if m.HTML != "" {
 			m.HTML += "<p><em>(" + html.EscapeString(DirectNote) + ")</em></p>"
@@ -222,7 +219,7 @@ func (w *worker) reopenConsumer(ctx context.Context, err error) (jetstream.Consu
 	if w.repair == nil || !ConsumerStoreDamaged(err) {
 		return nil, false
 	}
-	name := consumerName(w.ch.Name)
+	name := notifiers.ConsumerName(w.ch.Name)
 	if rerr := w.repair(ctx, bus.StreamAlerts, name); rerr != nil {
 		w.log.Error("the channel's outbox consumer is damaged and could not be removed", "consumer", name, "err", rerr)
 		return nil, false

@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -49,7 +50,7 @@ func TestOutboxAckConfirmedAfterTheBusReturns(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	cfg := notifytest.NotifyConfig(hookTo("hook", hook.URL))
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{AckWait: time.Minute})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{AckWait: time.Minute})
 	notifytest.Publish(t, b, incident("tank", "tank-fire", alert.Critical))
 
 	wentDown := <-down

@@ -1,4 +1,4 @@
-package notifiers
+package delivery
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 	"github.com/zwatch/zwatch/internal/clock"
 	"github.com/zwatch/zwatch/internal/recent"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 // Options are what the daemon adds to the notify config.
 type Options struct {
 	// Guide adds the guided replacement text to disk alerts; optional.
-	Guide GuideFunc
+	Guide notifiers.GuideFunc
 	// AckWait is how long the bus waits for an acknowledgement before it
 	// redelivers; a send in progress extends it with heartbeats. Default:
 	// twice notify.send_timeout, at least 30s.
@@ -36,7 +37,7 @@ type Options struct {
 	RepairConsumer func(ctx context.Context, stream, consumer string) error
 	// Inventory, when set, carries every host's pools and disks to the
 	// channels whose senders implement channel.InventoryReceiver. Optional.
-	Inventory *InventoryFeed
+	Inventory *notifiers.InventoryFeed
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -47,12 +48,9 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	chans, err := Build(cfg)
+	chans, err := notifiers.Channels(cfg, log)
 	if err != nil {
-		return fmt.Errorf("notification channels: %w", err)
-	}
-	if cfg.Console {
-		chans = append([]Channel{consoleChannel(log.With("channel", TypeConsole))}, chans...)
+		return err
 	}
 	if len(chans) == 0 {
 		log.Warn("no notification channels configured: alerts stay in the outbox until one is added")
@@ -67,19 +65,21 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 		w := newWorker(b, &chans[i], cfg, opts, log)
 		wg.Go(func() { w.run(ctx) })
 		if r, ok := chans[i].Sender.(channel.InventoryReceiver); ok && opts.Inventory != nil {
-			wg.Go(func() { w.feedInventory(ctx, opts.Inventory, r) })
+			wg.Go(func() {
+				opts.Inventory.Feed(ctx, w.ch, r, w.timeout, func(failed uint64) time.Duration { return backoff(failed, w.initial, w.max) }, w.log)
+			})
 		}
 	}
 	log.Info("notifiers running", "channels", len(chans))
 	wg.Wait()
-	closeSenders(chans, sendTimeout(cfg))
+	notifiers.CloseSenders(chans, notifiers.SendTimeout(cfg))
 	return nil
 }
 
 type worker struct {
 	b        *bus.Bus
-	ch       *Channel
-	guide    GuideFunc
+	ch       *notifiers.Channel
+	guide    notifiers.GuideFunc
 	host     string
 	log      *slog.Logger
 	retryFor time.Duration
@@ -100,7 +100,7 @@ type worker struct {
 	repair func(ctx context.Context, stream, consumer string) error
 }
 
-func newWorker(b *bus.Bus, ch *Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
+func newWorker(b *bus.Bus, ch *notifiers.Channel, cfg config.NotifyConfig, opts Options, log *slog.Logger) *worker {
 	d := config.DefaultNotify()
 	pick := func(v, def config.Duration) time.Duration {
 		if v.D() > 0 {
@@ -199,7 +199,7 @@ func (w *worker) fetch(ctx, pull context.Context, cons jetstream.Consumer) (int,
 func (w *worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	name := consumerName(w.ch.Name)
+	name := notifiers.ConsumerName(w.ch.Name)
 	cfg := jetstream.ConsumerConfig{
 		Durable:     name,
 		Description: fmt.Sprintf("zwatch notify channel %q (%s)", w.ch.Name, w.ch.Type),
@@ -289,13 +289,13 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 		// The direct sender has it in flight: see how it ended.
 		return outcome{retryIn: directSendWait, hold: true}
 	}
-	m := RenderGuided(sel, w.guide)
+	m := notifiers.RenderGuided(sel, w.guide)
 	start := time.Now()
 	err = w.send(ctx, msg, m)
 	w.direct.end(n.ID, w.ch.Name, err == nil)
 	if err == nil {
 		level := slog.LevelInfo
-		if w.ch.Type == TypeConsole {
+		if w.ch.Type == notifiers.TypeConsole {
 			level = slog.LevelDebug // the console line itself says it all
 		}
 		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
@@ -328,7 +328,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 
 // send runs one attempt under send_timeout, telling the bus the message is
 // still being worked on so a slow server does not cause a redelivery.
-func (w *worker) send(ctx context.Context, msg jetstream.Msg, m Message) error {
+func (w *worker) send(ctx context.Context, msg jetstream.Msg, m notifiers.Message) error {
 	sctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	stop := make(chan struct{})

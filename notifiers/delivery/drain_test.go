@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
@@ -29,7 +29,7 @@ func TestOutboxDrainsAfterSMTPOutage(t *testing.T) {
 	cfg.RetryInitial = config.Duration(time.Second)
 	cfg.RetryMax = config.Duration(time.Minute)
 	cfg.SendTimeout = config.Duration(3 * time.Second)
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	defer stop()
 
 	start := time.Now()
@@ -101,7 +101,7 @@ func TestOutboxProbeChecksTheMailServer(t *testing.T) {
 	cfg := notifytest.NotifyConfig(notifytest.EmailChannel("ops-mail", sink.Port, "starttls", "nas1", "pw", cert.CAFile, "ops@example.net"))
 	cfg.RetryInitial = config.Duration(200 * time.Millisecond)
 	cfg.RetryMax = config.Duration(400 * time.Millisecond)
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	defer stop()
 	for _, g := range []string{"tank", "home", "backup"} {
 		notifytest.Publish(t, b, incident(g, g+"-fire", alert.Critical))
@@ -218,7 +218,7 @@ func TestOutboxNewPageNotHeldByAHungService(t *testing.T) {
 	cfg.SendTimeout = config.Duration(2 * time.Second)
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	defer stop()
 	for i, id := range old {
 		notifytest.Publish(t, b, incident(fmt.Sprintf("pool%d", i), id, alert.Warning))

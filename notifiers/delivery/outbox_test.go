@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 	"github.com/zwatch/zwatch/notifiers/telegram"
 	"github.com/zwatch/zwatch/notifiers/webhook"
@@ -46,7 +47,7 @@ func TestOutboxSMTPOutage(t *testing.T) {
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 	cfg := fastRetry(notifytest.NotifyConfig(notifytest.EmailChannel("ops-mail", port, "starttls", "nas1", "pw", cert.CAFile, "ops@example.net")))
-	stop := notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	stop := notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 
 	const count = 5
 	for i := range count {
@@ -99,7 +100,7 @@ func TestOutboxCrashRedelivers(t *testing.T) {
 	})
 	cfg := fastRetry(notifytest.NotifyConfig(hookTo("hook", s.URL)))
 	cfg.SendTimeout = config.Duration(20 * time.Second)
-	opts := notifiers.Options{AckWait: 2 * time.Second}
+	opts := delivery.Options{AckWait: 2 * time.Second}
 
 	b := notifytest.OpenBus(t, dir)
 	const count = 3
@@ -163,7 +164,7 @@ func TestOutboxDeadLetter(t *testing.T) {
 	cfg.RetryFor = config.Duration(1500 * time.Millisecond)
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	notifytest.Publish(t, b, notifytest.Firing("nas1", "dl-1"))
 
 	var report notifytest.Hit
@@ -182,7 +183,7 @@ func TestOutboxDeadLetter(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dls, err := notifiers.DeadLetters(ctx, b.JS)
+	dls, err := delivery.DeadLetters(ctx, b.JS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestOutboxSlowChannelDoesNotBlockOthers(t *testing.T) {
 	cfg.Console = true
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{})
 	for i := range 3 {
 		notifytest.Publish(t, b, notifytest.Firing("nas1", fmt.Sprintf("s-%d", i)))
 	}
@@ -295,14 +296,14 @@ func TestDirectAndWorkerDoNotBothSend(t *testing.T) {
 	})
 	cfg := notifytest.NotifyConfig(hookTo("sink", slow.URL))
 	cfg.SendTimeout = config.Duration(30 * time.Second)
-	rec := notifiers.NewDirectRecord()
-	direct, err := notifiers.NewDirect(cfg, notifiers.Options{}, rec, nil)
+	rec := delivery.NewDirectRecord()
+	direct, err := delivery.NewDirect(cfg, delivery.Options{}, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	notifytest.RunNotifiers(t, b, cfg, notifiers.Options{Direct: rec})
+	notifytest.RunNotifiers(t, b, cfg, delivery.Options{Direct: rec})
 	n := notifytest.Firing("nas1", "slow-1")
 	notifytest.Publish(t, b, n)
 	notifytest.WaitFor(t, 5*time.Second, "the worker's request", func() bool { return len(slow.All()) == 1 })

@@ -1,4 +1,4 @@
-package notifiers
+package delivery
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers"
 )
 
 // Dead-letter stream: notifications a channel could not deliver within
@@ -20,8 +21,9 @@ const (
 	StreamDeadLetter = "ZWATCH_DEADLETTER"
 	// KindDeadLetter is the subject kind: zwatch.v1.<host>.deadletter.<channel>.
 	KindDeadLetter = "deadletter"
-	// DeadLetterAlert names the warning sent through the other channels.
-	DeadLetterAlert = "NotificationDeadLettered"
+	// DeadLetterAlert names the warning sent through the other channels
+	// (the channel registry drops it for the channel it is about).
+	DeadLetterAlert = notifiers.DeadLetterAlert
 )
 
 // maxDeadLettersRead bounds what DeadLetters reads: the newest ones.
@@ -82,13 +84,13 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstr
 	data, err := bus.Wrap(KindDeadLetter, host, "notifiers", dl.DeadAt, dl)
 	if err == nil {
 		_, err = w.b.JS.Publish(pctx, bus.Subject(host, KindDeadLetter, w.ch.Name), data,
-			jetstream.WithMsgID("dl-"+consumerName(w.ch.Name)+"-"+n.ID))
+			jetstream.WithMsgID("dl-"+notifiers.ConsumerName(w.ch.Name)+"-"+n.ID))
 	}
 	if err != nil {
 		log.Error("cannot store the undeliverable notification; retrying later", "err", err)
 		return false
 	}
-	log.Error("notification dead-lettered: giving up on this channel", "summary", Render(n).Summary,
+	log.Error("notification dead-lettered: giving up on this channel", "summary", notifiers.Render(n).Summary,
 		"attempts", meta.NumDelivered, "queued_at", meta.Timestamp, "err", cause)
 	if !onlyDeadLetterReports(n) {
 		if err := w.report(pctx, host, dl); err != nil {
@@ -103,7 +105,7 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstr
 // this one (see Channel.Select) delivers it.
 func (w *worker) report(ctx context.Context, host string, dl DeadLetter) error {
 	now := time.Now().UTC()
-	orig := Render(dl.Notification).Summary
+	orig := notifiers.Render(dl.Notification).Summary
 	a := alert.Alert{
 		Name: DeadLetterAlert, Severity: alert.Warning, State: alert.Firing,
 		Labels: map[string]string{"alertname": DeadLetterAlert, "channel": dl.Channel, "host": host},

@@ -1,4 +1,4 @@
-package notifiers_test
+package delivery_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 	"github.com/zwatch/zwatch/notifiers/webhook"
 )
@@ -31,7 +31,7 @@ func BenchmarkDeliverySMTP(b *testing.B) {
 func benchDelivery(b *testing.B, cfg config.NotifyConfig, arrived func()) {
 	bus := notifytest.OpenBus(b, b.TempDir())
 	defer bus.Close()
-	stop := notifytest.RunNotifiers(b, bus, cfg, notifiers.Options{Guide: notifytest.Guide})
+	stop := notifytest.RunNotifiers(b, bus, cfg, delivery.Options{Guide: notifytest.Guide})
 	defer stop()
 	// Warm up: consumer created, connections and TLS sessions set up.
 	notifytest.Publish(b, bus, notifytest.Firing("nas1", "warmup"))

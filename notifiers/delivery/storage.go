@@ -1,4 +1,4 @@
-package daemon
+package delivery
 
 import (
 	"context"
@@ -14,10 +14,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/internal/units"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/rules"
+)
+
+// Alerts about zwatch's own state storage. The storage watch raises them,
+// not a rule of the catalogue: they must reach the person when the outbox
+// and the rule state cannot be written, so they are delivered directly to
+// the channels (docs/rules.md, "zwatch's own storage").
+const (
+	// NameStateStorageFull: the state directory's filesystem is full.
+	NameStateStorageFull = "StateStorageFull"
+	// NameStateStorageFailed: the state store refuses writes, or a damaged
+	// stream or consumer was found (and repaired, with what was lost).
+	NameStateStorageFailed = "StateStorageFailed"
 )
 
 // lowFree is the free space under which the state filesystem counts as
@@ -185,7 +195,7 @@ func (s *storageWatch) check(ctx context.Context, now time.Time) {
 	s.mu.Unlock()
 
 	if len(damage) > 0 {
-		n := s.note(rules.NameStateStorageFailed, alert.Firing, now, free, ferr,
+		n := s.note(NameStateStorageFailed, alert.Firing, now, free, ferr,
 			"damaged state store found and repaired: "+strings.Join(damage, "; "),
 			"check `zwatch alerts` and the pools with `zpool status -x`: what is listed as lost may have held alerts; if this repeats, check the disk under "+s.dir+" (`dmesg`, `smartctl -a`)")
 		s.deliver(ctx, n)
@@ -235,11 +245,11 @@ func (s *storageWatch) failingNote(now time.Time, free uint64, ferr error, errs 
 		full = full || strings.Contains(e, "insufficient storage") || strings.Contains(e, "no space left")
 	}
 	if full {
-		return s.note(rules.NameStateStorageFull, alert.Firing, now, free, ferr,
+		return s.note(NameStateStorageFull, alert.Firing, now, free, ferr,
 			"the filesystem of zwatch's state directory "+s.dir+" is full: alerts cannot be stored, so they are sent directly (best effort, no retry)",
 			"free space on that filesystem (`df -h "+s.dir+"`; old logs, snapshots, a dataset that did not mount and filled its mount point); zwatch recovers by itself, no restart needed")
 	}
-	return s.note(rules.NameStateStorageFailed, alert.Firing, now, free, ferr,
+	return s.note(NameStateStorageFailed, alert.Firing, now, free, ferr,
 		"zwatch's state store under "+s.dir+" refuses writes ("+strings.Join(errs, "; ")+"): alerts are sent directly (best effort, no retry)",
 		"check the disk and filesystem under "+s.dir+" (`dmesg`, `df -h`, `touch "+s.dir+"/x`); zwatch retries by itself; if it does not recover, restart it (`systemctl restart zwatch`)")
 }
@@ -253,7 +263,7 @@ func (s *storageWatch) note(name string, state alert.State, now time.Time, free 
 	labels := map[string]string{"alertname": name, "host": s.host, "state_dir": s.dir}
 	a := alert.Alert{
 		Name: name, Severity: alert.Critical, State: state, Labels: labels, Fingerprint: alert.Fingerprint(labels),
-		Summary:     fmt.Sprintf("zwatch on %s: state storage %s (%s)", s.host, map[string]string{rules.NameStateStorageFull: "full", rules.NameStateStorageFailed: "failing"}[name], freeText),
+		Summary:     fmt.Sprintf("zwatch on %s: state storage %s (%s)", s.host, map[string]string{NameStateStorageFull: "full", NameStateStorageFailed: "failing"}[name], freeText),
 		Description: what + ". Fix: " + fix + ".",
 		Evidence:    map[string]string{"state_dir": s.dir, "free": freeText},
 		StartsAt:    now,
@@ -313,21 +323,6 @@ func (s *storageWatch) publish(ctx context.Context, n alert.Notification) error 
 	defer cancel()
 	_, err = s.b.JS.Publish(pctx, bus.Subject(n.Host, bus.KindAlert), data, jetstream.WithMsgID(n.ID))
 	s.report("outbox", err)
-	return err
-}
-
-// reportingPublisher tells the storage watch how each fact's publish went:
-// collectors are the first to meet a facts stream that refuses writes.
-type reportingPublisher struct {
-	collectors.Publisher
-	w *storageWatch
-}
-
-func (p reportingPublisher) Publish(ctx context.Context, kind, collector string, data any, extra ...string) error {
-	err := p.Publisher.Publish(ctx, kind, collector, data, extra...)
-	if ctx.Err() == nil {
-		p.w.report("facts", err)
-	}
 	return err
 }
 
