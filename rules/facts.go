@@ -166,6 +166,18 @@ func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
 	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
 		h.dirty = true
 	}
+	if state, ok := stateEvent(&d.Event); ok && h.pools != nil {
+		// Judge the event against the last known tree now (event_tree.go).
+		if pools, changed := applyStateEvent(h.pools, &d.Event, state); changed {
+			h.pools = pools
+			// The next status is news even if it says what the last one did.
+			h.forget("status")
+			e.evalStatus(h, now)
+			e.evalPools(h, now)
+			e.evalCorrelate(h, now)
+		}
+		return nil
+	}
 	switch d.Class {
 	case "ereport.fs.zfs.deadman":
 		noteDeadman(h, &d.Event, slowIOConfig.of(&e.cfg).Clear.D(), now)
