@@ -16,7 +16,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/notifiers/delivery"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 // TestHeartbeatURLOnlyWhileThePipelineWorks runs the heartbeat with its
@@ -68,7 +68,7 @@ func TestHeartbeatURLOnlyWhileThePipelineWorks(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = rules.RunWith(rctx, b, config.DefaultRules(), rules.RunOptions{}, log)
+			_ = runner.RunWith(rctx, b, config.DefaultRules(), runner.Options{}, log)
 		}()
 		return func() { rcancel(); <-done }
 	}

@@ -10,14 +10,14 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/fleet"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 // fleetRules runs the rule engine of a server on a NATS cluster that
 // other servers may share: the engines of this server's share of the
 // partitions (fleet.Partitions), or, on a stream with one partition, one
 // engine on one server at a time under fleet.RulesLease.
-func fleetRules(b *bus.Bus, cfg *config.Config, ropts rules.RunOptions, log *slog.Logger) func(context.Context) error {
+func fleetRules(b *bus.Bus, cfg *config.Config, ropts runner.Options, log *slog.Logger) func(context.Context) error {
 	holder := fmt.Sprintf("%s/%d", cfg.Host, os.Getpid())
 	lease := log.With("part", "lease")
 	return func(ctx context.Context) error {
@@ -27,19 +27,19 @@ func fleetRules(b *bus.Bus, cfg *config.Config, ropts rules.RunOptions, log *slo
 		if err != nil {
 			return err // the supervisor tries again
 		}
-		run := func(ctx context.Context, o rules.RunOptions) error {
-			return rules.RunWith(ctx, b, cfg.Rules, o, log.With("part", "rules"))
+		run := func(ctx context.Context, o runner.Options) error {
+			return runner.RunWith(ctx, b, cfg.Rules, o, log.With("part", "rules"))
 		}
 		if n <= 1 {
 			return fleet.Lead(ctx, b.JS, fleet.RulesLease, holder, cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, lease,
 				func(ctx context.Context) error { return run(ctx, ropts) })
 		}
-		keys := &rules.StateKeys{} // one listing for the engines starting together
+		keys := &runner.StateKeys{} // one listing for the engines starting together
 		ps := &fleet.Partitions{
 			JS: b.JS, Count: n, Holder: holder, TTL: cfg.Fleet.LeaseTTL.D(), Replicas: cfg.Bus.Replicas, Log: lease,
 			Run: func(ctx context.Context, p int) error {
 				o := ropts
-				o.Partition, o.StateKeys = &rules.Partition{Index: p, Count: n}, keys
+				o.Partition, o.StateKeys = &runner.Partition{Index: p, Count: n}, keys
 				return run(ctx, o)
 			},
 			Drain: func(ctx context.Context) error {
@@ -47,7 +47,7 @@ func fleetRules(b *bus.Bus, cfg *config.Config, ropts rules.RunOptions, log *slo
 				o.DrainLegacy = true
 				return run(ctx, o)
 			},
-			LegacyPending: func(ctx context.Context) (bool, error) { return rules.LegacyConsumerExists(ctx, b.JS) },
+			LegacyPending: func(ctx context.Context) (bool, error) { return runner.LegacyConsumerExists(ctx, b.JS) },
 		}
 		return ps.Lead(ctx)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/zwatch/zwatch/internal/execx"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/delivery"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 // Options are what `zwatch run` adds to the config.
@@ -108,14 +108,14 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		comps = append(comps, collectorComponents(cfg, table, pub, tr, log)...)
 	}
 	if role != config.RoleAgent {
-		ropts := rules.RunOptions{Delivery: path.Path(), Host: cfg.Host}
+		ropts := runner.Options{Delivery: path.Path(), Host: cfg.Host}
 		if b.Embedded() {
 			if err := path.CheckStreams(ctx); err != nil {
 				log.Error("cannot check the state store for damage", "state_dir", cfg.StateDir, "err", err)
 			}
 		}
 		runRules := func(ctx context.Context) error {
-			return rules.RunWith(ctx, b, cfg.Rules, ropts, log.With("part", "rules"))
+			return runner.RunWith(ctx, b, cfg.Rules, ropts, log.With("part", "rules"))
 		}
 		if !b.Embedded() {
 			runRules = fleetRules(b, cfg, ropts, log)

@@ -28,7 +28,7 @@ import (
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/webhook"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 const captured = "../testdata/captured/zfs-2.3.2/"
@@ -212,12 +212,12 @@ func TestFleetBenchmark(t *testing.T) {
 	t0 = time.Now()
 	server.Go(func() {
 		_ = Lead(sctx, admin.JS, RulesLease, "bench", DefaultLeaseTTL, 1, nil, func(ctx context.Context) error {
-			return rules.Run(ctx, admin, rcfg, nil)
+			return runner.Run(ctx, admin, rcfg, nil)
 		})
 	})
 	server.Go(func() { _ = delivery.Run(sctx, admin, ncfg, delivery.Options{}, nil) })
 	lag := func() (pending uint64) {
-		c, err := admin.JS.Consumer(ctx, bus.StreamFacts, rules.ConsumerName)
+		c, err := admin.JS.Consumer(ctx, bus.StreamFacts, runner.ConsumerName)
 		if err != nil {
 			return ^uint64(0)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 // EngineStatus is `zwatch fleet status`: how the rule engine's work is
@@ -56,7 +56,7 @@ type PartitionRow struct {
 // partition count, the leases and member keys in LeaseBucket, and each
 // partition consumer's lag.
 func Status(ctx context.Context, js jetstream.JetStream) (*EngineStatus, error) {
-	consumerFor, single := rules.ConsumerFor, rules.ConsumerName
+	consumerFor, single := runner.ConsumerFor, runner.ConsumerName
 	n, err := bus.FactPartitions(ctx, js)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ type Partitions struct {
 	// Run evaluates partition p until ctx ends.
 	Run func(ctx context.Context, p int) error
 	// Drain applies what the unpartitioned consumer still holds and
-	// returns once it is removed (rules.RunWith with DrainLegacy).
+	// returns once it is removed (runner.RunWith with DrainLegacy).
 	Drain func(ctx context.Context) error
 	// LegacyPending says whether the unpartitioned consumer still exists:
 	// no partition engine starts before it is drained.

@@ -25,7 +25,7 @@ import (
 	"github.com/zwatch/zwatch/fleet/clustertest"
 	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/notifiers/webhook"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 )
 
 // TestScaleBenchmark measures the partitioned rule engine on a real
@@ -204,14 +204,14 @@ func TestScaleBenchmark(t *testing.T) {
 	}
 	start := func(name string) *server {
 		s := &server{b: open(name)}
-		keys := &rules.StateKeys{}
+		keys := &runner.StateKeys{}
 		sctx, scancel := context.WithCancel(ctx)
 		s.cancel = scancel
 		ps := &Partitions{JS: s.b.JS, Count: parts, Holder: name, TTL: ttl, Replicas: 3, Log: log,
 			Run: func(ctx context.Context, i int) error {
-				return rules.RunWith(ctx, s.b, rcfg, rules.RunOptions{Partition: &rules.Partition{Index: i, Count: parts}, StateKeys: keys}, log)
+				return runner.RunWith(ctx, s.b, rcfg, runner.Options{Partition: &runner.Partition{Index: i, Count: parts}, StateKeys: keys}, log)
 			},
-			LegacyPending: func(ctx context.Context) (bool, error) { return rules.LegacyConsumerExists(ctx, s.b.JS) },
+			LegacyPending: func(ctx context.Context) (bool, error) { return runner.LegacyConsumerExists(ctx, s.b.JS) },
 		}
 		s.wg.Go(func() { _ = ps.Lead(sctx) })
 		s.wg.Go(func() { _ = delivery.Run(sctx, s.b, ncfg, delivery.Options{}, log) })
@@ -237,7 +237,7 @@ func TestScaleBenchmark(t *testing.T) {
 		seen := 0
 		list := factsStream.ListConsumers(rctx)
 		for info := range list.Info() {
-			if _, ok := rules.PartitionOfConsumer(info.Name); ok {
+			if _, ok := runner.PartitionOfConsumer(info.Name); ok {
 				n += int64(info.NumPending) + int64(info.NumAckPending)
 				seen++
 			}

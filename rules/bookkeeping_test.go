@@ -24,7 +24,7 @@ func TestBookkeepingSpreadsOverHosts(t *testing.T) {
 		e.hosts[h.Host] = h
 	}
 	start := time.Now()
-	if err := e.write(ctx, kv, false, true, start); err != nil {
+	if err := e.Write(ctx, kv, false, true, start); err != nil {
 		t.Fatal(err)
 	}
 	written := map[string]int{}
@@ -35,7 +35,7 @@ func TestBookkeepingSpreadsOverHosts(t *testing.T) {
 			h.applied("facts", "zpool_list", uint64(s)) // a fact that changed only bookkeeping
 			revs[name] = h.rev
 		}
-		if err := e.write(ctx, kv, false, true, start.Add(time.Duration(s)*time.Second)); err != nil {
+		if err := e.Write(ctx, kv, false, true, start.Add(time.Duration(s)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		for name, h := range e.hosts {

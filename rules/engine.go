@@ -8,7 +8,10 @@
 // across restarts.
 //
 // The core (Engine) is pure: facts and a clock go in, notifications come
-// out. Run wires it to NATS JetStream.
+// out. It saves and loads its own state (store.go, state_codec.go: the
+// encoding of its per-host state); package rules/runner wires it to NATS
+// JetStream: the consumers on the facts stream, batches and
+// acknowledgement, partitions, the silence feed, delivery.
 package rules
 
 import (
@@ -46,7 +49,7 @@ const (
 const reevalEvery = 15 * time.Second
 
 // Engine evaluates facts into alerts and notifications. It is not safe for
-// concurrent use; Run serialises access.
+// concurrent use; its runner (package rules/runner) serialises access.
 type Engine struct {
 	cfg      config.RulesConfig
 	hosts    map[string]*hostState
@@ -70,6 +73,15 @@ type Engine struct {
 	pipe        *pipeline.Pipeline
 	beforeFlush func()
 }
+
+// SetHostFilter makes the engine load only the states of the hosts owns
+// accepts (by subject token): on a partitioned facts stream, its
+// partition's. nil: every host.
+func (e *Engine) SetHostFilter(owns func(hostToken string) bool) { e.owns = owns }
+
+// SetBeforeFlush has f called before each notification is made, so that
+// the runner can read the silences first; nil: nothing.
+func (e *Engine) SetBeforeFlush(f func()) { e.beforeFlush = f }
 
 // NewEngine returns an engine with no state that runs Catalogue(). cfg
 // should be validated (as config.Load does); zero thresholds switch the

@@ -1,11 +1,7 @@
 package rules
 
 import (
-	"context"
-	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
 )
@@ -85,23 +81,4 @@ func (h *hostState) applied(stream, src string, seq uint64) {
 		}
 		delete(h.Applied, oldest)
 	}
-}
-
-// streamID names the facts stream as it exists now, for Position.Stream.
-func streamID(ctx context.Context, js jetstream.JetStream) (string, error) {
-	s, err := js.Stream(ctx, bus.StreamFacts)
-	if err != nil {
-		return "", fmt.Errorf("rules: look up stream %s: %w", bus.StreamFacts, err)
-	}
-	return s.CachedInfo().Created.UTC().Format(time.RFC3339Nano), nil
-}
-
-// positionOf is where m sits in the facts stream; a message without
-// JetStream metadata has no known position and is simply applied.
-func positionOf(m jetstream.Msg, stream string) Position {
-	p := Position{Stream: stream, Subject: m.Subject()}
-	if meta, err := m.Metadata(); err == nil {
-		p.Seq = meta.Sequence.Stream
-	}
-	return p
 }

@@ -133,9 +133,10 @@ const SilenceExpiredAlert = silence.ExpiredAlert
 // (silence.NoticeID).
 func ExpiryNoticeID(id string) string { return silence.NoticeID(id) }
 
-// expiryNotice is the notice that s ended by itself, naming the alerts it
-// silenced that still fire, of every host (silence.ExpiryNotice).
-func (e *Engine) expiryNotice(s *silence.Silence, host string, now time.Time) alert.Notification {
+// ExpiryNotice is the notice, sent on host's subject, that s ended by
+// itself, naming the alerts it silenced that still fire, of every host
+// (silence.ExpiryNotice).
+func (e *Engine) ExpiryNotice(s *silence.Silence, host string, now time.Time) alert.Notification {
 	var firing []silence.Held
 	for _, name := range e.hostNames() {
 		h := e.hosts[name]

@@ -180,7 +180,7 @@ func TestSilenceExpiryLetsThePageThrough(t *testing.T) {
 	sent := append(r.step(t, e, 1, t0.Add(time.Second)), tickSpan(e, t0.Add(2*time.Second), end.Add(-time.Second))...)
 	sameList(t, sentNames(sent), []string{"firing warning PoolState", "firing warning ScrubOverdue"})
 
-	n := e.expiryNotice(&s, "", end)
+	n := e.ExpiryNotice(&s, "", end)
 	want := "silence " + s.ID[:8] + ` for alertname=~"Vdev.*|RedundancyMargin" expired; alerts that still fire page again: ` +
 		"RedundancyMargin on nas1 (pool=tank, vdev=raidz2-0), VdevState on nas1 (pool=tank, vdev=sde)"
 	if len(n.Alerts) != 1 || n.Alerts[0].Summary != want || n.Alerts[0].Severity != alert.Info || n.Host != testHost || n.ID != ExpiryNoticeID(s.ID) {

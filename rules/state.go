@@ -184,6 +184,19 @@ func (h *hostState) bookkeepingDue(now time.Time) bool {
 	return now.Sub(h.bookkeptAt) >= h.bookkeepEvery
 }
 
+// Bookkeeping alone (when collectors were last heard from, which facts
+// were applied: hostState.touched) is saved this long after the host was
+// last written, or up to half of it more (each host at its own period:
+// bookkeepingPeriod): at the default intervals a fact arrives every few
+// seconds and changes nothing else, and each save rewrote the whole host
+// state (19 KB with a few alerts firing), 7 MB an hour on a small box's
+// disk and in JetStream's cache of the bucket's block. What a crash loses
+// of it is at most one and a half of this of "last heard from", which no
+// rule judges in less than several intervals (and ages are counted from
+// the engine's start at the earliest). The runner saves its stream
+// position at most as often (rules/runner).
+const touchSaveEvery = time.Minute
+
 // bookkeepingPeriod is touchSaveEvery and up to half of it more, fixed by
 // the host's name. Hosts written or loaded together (a server's start, a
 // backlog drained, a partition taken over) would otherwise all be due

@@ -44,8 +44,10 @@ func encodeState(h *hostState) ([]byte, error) {
 	return buf[:len(s2Magic)+len(enc)], nil
 }
 
-// stateJSON returns the JSON of a saved state, expanding a compressed one.
-func stateJSON(data []byte) ([]byte, error) {
+// StateJSON returns the JSON of a saved host state (the value of key
+// rules.host.<host> in bus.StateBucket), expanding a compressed one, for
+// readers that look at a part of it.
+func StateJSON(data []byte) ([]byte, error) {
 	rest, ok := bytes.CutPrefix(data, s2Magic)
 	if !ok {
 		return data, nil
@@ -68,7 +70,8 @@ func stateJSON(data []byte) ([]byte, error) {
 // last heard from, the heartbeat, the last fact applied from each source):
 // what the rules decide with. The rules mark a state dirty whenever they
 // re-evaluate an alert, even to the same result; the engine writes such a
-// state only when this differs from what it saved last (runner.save).
+// state only when this differs from what it saved last (Write with
+// changedOnly, as the runner saves).
 // The fields are cleared and put back in place: the engine's goroutine
 // owns h while it saves.
 func substanceSum(h *hostState) (uint64, error) {
@@ -98,7 +101,7 @@ func substanceSum(h *hostState) (uint64, error) {
 // state (the value of key rules.host.<host> in bus.StateBucket), compressed
 // or not, for readers that need no more of it (fleet status).
 func HostHeartbeat(data []byte) (host string, heartbeat *time.Time, ok bool) {
-	js, err := stateJSON(data)
+	js, err := StateJSON(data)
 	if err != nil {
 		return "", nil, false
 	}

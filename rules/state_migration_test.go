@@ -185,7 +185,7 @@ func TestLegacyStateUpgradesWithoutForgettingOrPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := stateJSON(ent.Value())
+	js, err := StateJSON(ent.Value())
 	if err != nil {
 		t.Fatal(err)
 	}

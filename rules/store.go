@@ -30,14 +30,16 @@ var ErrStateConflict = errors.New("rule state changed by another engine")
 
 // Load reads every host's state from kv, replacing what the engine holds.
 func (e *Engine) Load(ctx context.Context, kv jetstream.KeyValue) error {
-	all, err := listKeys(ctx, kv)
+	all, err := ListStateKeys(ctx, kv)
 	if err != nil {
 		return err
 	}
-	return e.loadKeys(ctx, kv, all)
+	return e.LoadKeys(ctx, kv, all)
 }
 
-func listKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
+// ListStateKeys lists every key of the state bucket kv (the hosts' states
+// and the other keys kept there), for LoadKeys.
+func ListStateKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
 	lister, err := kv.ListKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list rule state keys: %w", err)
@@ -49,9 +51,11 @@ func listKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
 	return all, nil
 }
 
-// loadKeys reads the states of the hosts among the bucket's keys all that
-// are this engine's.
-func (e *Engine) loadKeys(ctx context.Context, kv jetstream.KeyValue, all []string) error {
+// LoadKeys reads the states of the hosts among the bucket's keys all (as
+// ListStateKeys lists them) that are this engine's (SetHostFilter), each
+// replacing what the engine holds of that host: partition engines that
+// start together share one listing (Load lists the keys itself).
+func (e *Engine) LoadKeys(ctx context.Context, kv jetstream.KeyValue, all []string) error {
 	var keys []string
 	for _, k := range all {
 		if token, ok := strings.CutPrefix(k, keyPrefix); ok && (e.owns == nil || e.owns(token)) {
@@ -97,7 +101,7 @@ func loadHost(ctx context.Context, kv jetstream.KeyValue, key string) (*hostStat
 // rule memories a state of 41d2458 kept in keys of their own are read
 // along and moved into Memory (legacyMemory).
 func decodeHost(data []byte) *hostState {
-	js, err := stateJSON(data)
+	js, err := StateJSON(data)
 	if err != nil {
 		return nil
 	}
@@ -118,14 +122,14 @@ func decodeHost(data []byte) *hostState {
 // Save writes the state of every host changed since the last Save, with
 // optimistic concurrency on the key's revision.
 func (e *Engine) Save(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, false, false, time.Now())
+	return e.Write(ctx, kv, false, false, time.Now())
 }
 
 // Overwrite is Save without the revision check, for an entry that cannot
 // be read back (Save's check then fails for ever). One engine at a time
 // holds the rules lease, so nobody else writes these keys.
 func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
-	return e.write(ctx, kv, true, false, time.Now())
+	return e.Write(ctx, kv, true, false, time.Now())
 }
 
 // saveParallel bounds the host states written at once. Each write is a
@@ -134,14 +138,15 @@ func (e *Engine) Overwrite(ctx context.Context, kv jetstream.KeyValue) error {
 // were the engine's ceiling (docs/benchmarks.md, fleet).
 const saveParallel = 16
 
-// write saves the hosts marked dirty or touched; with changedOnly, a host
+// Write saves the hosts marked dirty or touched, at now; with overwrite,
+// without the revision check (as Overwrite). With changedOnly, a host
 // whose state differs from the saved one only in bookkeeping
 // (substanceSum) is left touched instead, for a later write, unless its
 // bookkeeping is due (bookkeepingDue at now). A host only touched, and not
 // due, is not even hashed then: nothing but its bookkeeping changed
 // (hashing every touched host's state at every batch was most of an
 // engine's own CPU while it drained a backlog).
-func (e *Engine) write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool, now time.Time) error {
+func (e *Engine) Write(ctx context.Context, kv jetstream.KeyValue, overwrite, changedOnly bool, now time.Time) error {
 	type toWrite struct {
 		h       *hostState
 		partial bool // changedOnly, for this host
@@ -264,9 +269,9 @@ func Active(ctx context.Context, b *bus.Bus) ([]alert.Alert, error) {
 	return c.Active(), nil
 }
 
-// unsaved reports whether some host's state changed since the last Save
+// Unsaved reports whether some host's state changed since the last save
 // in a way that must be saved before its facts are acknowledged.
-func (e *Engine) unsaved() bool {
+func (e *Engine) Unsaved() bool {
 	for _, h := range e.hosts {
 		if h.dirty {
 			return true
@@ -275,9 +280,9 @@ func (e *Engine) unsaved() bool {
 	return false
 }
 
-// bookkeepingDue reports whether some host's bookkeeping alone waits for
+// BookkeepingDue reports whether some host's bookkeeping alone waits for
 // a save and is due at now.
-func (e *Engine) bookkeepingDue(now time.Time) bool {
+func (e *Engine) BookkeepingDue(now time.Time) bool {
 	for _, h := range e.hosts {
 		if h.bookkeepingDue(now) {
 			return true
@@ -286,8 +291,8 @@ func (e *Engine) bookkeepingDue(now time.Time) bool {
 	return false
 }
 
-// touched reports whether some host's bookkeeping (touched) waits for a save.
-func (e *Engine) touched() bool {
+// Touched reports whether some host's bookkeeping (touched) waits for a save.
+func (e *Engine) Touched() bool {
 	for _, h := range e.hosts {
 		if h.touched {
 			return true

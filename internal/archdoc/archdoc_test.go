@@ -89,7 +89,7 @@ const packageBudget = 4000
 // overBudget are the packages allowed past packageBudget, each with why;
 // an entry that no longer needs it fails too, so the list stays honest.
 var overBudget = map[string]string{
-	"rules":           "the catalogue, the engine and the runner in one package until they are split by job (issue 35, item 3)",
+	"rules":           "the catalogue (one file per rule, over half of it) and the engine that evaluates it and saves each host's state: rules read and write that unexported state, so they share its package; the pipeline (rules/pipeline) and the runner (rules/runner) are out",
 	"cmd/zwatch":      "one file per command, and nothing but the commands: splitting it would only add a package per command",
 	"model/zfs":       "the parsers of every OpenZFS output (status text and -j, list, events, ARC, snapshots, versions) and the model they share",
 	"tools/provision": "every pre-flight check of a pool's creation, each a file, around one plan",

@@ -50,7 +50,7 @@ func NewService(b *bus.Bus, cfg config.NotifyConfig, opts Options, host, stateDi
 	return s, nil
 }
 
-// Path is what the rule engines deliver through (rules.RunOptions.Delivery).
+// Path is what the rule engines deliver through (runner.Options.Delivery).
 func (s *Service) Path() *Path {
 	return &Path{
 		Direct: func(ctx context.Context, n alert.Notification) error {

@@ -14,7 +14,7 @@ import (
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // MaxEvents is the most events Events returns: the newest of the range.
@@ -104,7 +104,7 @@ func (w *writer) notification(ctx context.Context, subject string, data []byte) 
 		w.log.Debug("history skips a notification it cannot read", "subject", subject, "err", err)
 		return
 	}
-	if note.Test || strings.HasPrefix(note.ID, rules.CanaryPrefix) {
+	if note.Test || strings.HasPrefix(note.ID, delivery.CanaryPrefix) {
 		return
 	}
 	host := note.Host

@@ -17,7 +17,7 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
 // The simulated machine: 12 disks read every 30 minutes, 3 pools whose
@@ -275,7 +275,7 @@ func (sim *simulation) alertDay(ctx context.Context, day int64) {
 	sim.notify(ctx, alert.Notification{ID: fmt.Sprintf("n%d", day), Host: sim.host, Status: alert.Firing, Alerts: []alert.Alert{a}, Created: at})
 	sim.notify(ctx, alert.Notification{ID: fmt.Sprintf("n%d-again", day), Host: sim.host, Status: alert.Firing, Alerts: []alert.Alert{a}, Created: at.Add(4 * time.Hour)})
 	sim.notify(ctx, alert.Notification{ID: "test", Host: sim.host, Test: true, Status: alert.Firing, Alerts: []alert.Alert{a}, Created: at})
-	sim.notify(ctx, alert.Notification{ID: rules.CanaryPrefix + "x", Host: sim.host, Status: alert.Firing, Alerts: []alert.Alert{a}, Created: at})
+	sim.notify(ctx, alert.Notification{ID: delivery.CanaryPrefix + "x", Host: sim.host, Status: alert.Firing, Alerts: []alert.Alert{a}, Created: at})
 	r := a
 	r.State, r.EndsAt = alert.Resolved, &resolved
 	sim.notify(ctx, alert.Notification{ID: fmt.Sprintf("n%d-ok", day), Host: sim.host, Status: alert.Resolved, Alerts: []alert.Alert{r}, Created: resolved})

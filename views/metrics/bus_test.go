@@ -11,7 +11,7 @@ import (
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/catalog"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 	"github.com/zwatch/zwatch/views/statusview"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
 )
@@ -42,7 +42,7 @@ notify:
 	rctx, stopRules := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- rules.RunWith(rctx, b, cfg.Rules, rules.RunOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done <- runner.RunWith(rctx, b, cfg.Rules, runner.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	defer func() { stopRules(); <-done }()
 	viewtest.Publish(ctx, t, b, "nas1", "b1-offline")

@@ -13,7 +13,6 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 	"github.com/zwatch/zwatch/notifiers/delivery"
-	"github.com/zwatch/zwatch/rules"
 )
 
 // Outbox reads each configured channel's delivery progress.
@@ -107,7 +106,7 @@ func (c *RecentCache) Read(ctx context.Context, js jetstream.JetStream, n int) (
 	}
 	for _, m := range msgs {
 		var note alert.Notification
-		if _, err := bus.Decode(m.Data, "notification", &note); err == nil && !strings.HasPrefix(note.ID, rules.CanaryPrefix) {
+		if _, err := bus.Decode(m.Data, "notification", &note); err == nil && !strings.HasPrefix(note.ID, delivery.CanaryPrefix) {
 			out = append(out, note)
 			seqs = append(seqs, m.Sequence)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 	"github.com/zwatch/zwatch/views/statusview"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
 )
@@ -42,7 +42,7 @@ func TestRecentCache(t *testing.T) {
 	if notes, _, err := c.Read(ctx, b.JS, 3); err != nil || len(notes) != 0 {
 		t.Fatalf("empty outbox: %v %v", ids(notes), err)
 	}
-	for _, id := range []string{"n1", rules.CanaryPrefix + "x", "n2", "n3", "n4"} {
+	for _, id := range []string{"n1", delivery.CanaryPrefix + "x", "n2", "n3", "n4"} {
 		publish(id)
 	}
 	first, seqs, err := c.Read(ctx, b.JS, 3)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/config"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 	"github.com/zwatch/zwatch/views/history"
 	"github.com/zwatch/zwatch/views/statusview"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
@@ -28,7 +28,7 @@ func TestHostViewOfRecordedDegradedPool(t *testing.T) {
 	rctx, stopRules := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- rules.RunWith(rctx, b, cfg.Rules, rules.RunOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done <- runner.RunWith(rctx, b, cfg.Rules, runner.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	defer func() { stopRules(); <-done }()
 

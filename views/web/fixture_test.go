@@ -18,7 +18,7 @@ import (
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/notifiers/delivery"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/rules/runner"
 	"github.com/zwatch/zwatch/views/history"
 	"github.com/zwatch/zwatch/views/statusview"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
@@ -90,7 +90,7 @@ http:
 	log := slog.New(slog.DiscardHandler)
 	rctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = rules.RunWith(rctx, b, cfg.Rules, rules.RunOptions{}, log) })
+	wg.Go(func() { _ = runner.RunWith(rctx, b, cfg.Rules, runner.Options{}, log) })
 	wg.Go(func() { _ = delivery.Run(rctx, b, cfg.Notify, delivery.Options{}, log) })
 	t.Cleanup(func() { stop(); wg.Wait() })
 	var store *history.Store

@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // hostsInPartitions returns one host name per partition of n.
@@ -29,7 +30,7 @@ func hostsInPartitions(n int) []string {
 
 // startEngine runs RunWith with opts on bb's bus; stop cancels it and
 // returns what it returned.
-func (bb *batchBench) startEngine(opts RunOptions) (stop func() error, done <-chan error) {
+func (bb *batchBench) startEngine(opts Options) (stop func() error, done <-chan error) {
 	rctx, cancel := context.WithCancel(bb.ctx)
 	ch := make(chan error, 1)
 	go func() { ch <- RunWith(rctx, bb.b, bb.cfg, opts, nil) }()
@@ -63,7 +64,7 @@ func TestPartitionUpgradeAndHandOverMidIncident(t *testing.T) {
 	a, b, c := hosts[0], hosts[1], hosts[2]
 	bb := &batchBench{t: t, ctx: ctx, b: open(0), cfg: cfg}
 
-	stop, _ := bb.startEngine(RunOptions{})
+	stop, _ := bb.startEngine(Options{})
 	bb.heartbeats(a, 2)
 	bb.status(a, faultFile)
 	bb.waitNotes(1)
@@ -79,7 +80,7 @@ func TestPartitionUpgradeAndHandOverMidIncident(t *testing.T) {
 	if pending, err := LegacyConsumerExists(ctx, bb.b.JS); err != nil || !pending {
 		t.Fatalf("the unpartitioned consumer before the drain: exists %v, %v", pending, err)
 	}
-	_, drained := bb.startEngine(RunOptions{DrainLegacy: true})
+	_, drained := bb.startEngine(Options{DrainLegacy: true})
 	select {
 	case err := <-drained:
 		if !errors.Is(err, ErrDrained) {
@@ -95,7 +96,7 @@ func TestPartitionUpgradeAndHandOverMidIncident(t *testing.T) {
 
 	stops := map[int]func() error{}
 	for p := range 4 {
-		stops[p], _ = bb.startEngine(RunOptions{Partition: &Partition{Index: p, Count: 4}})
+		stops[p], _ = bb.startEngine(Options{Partition: &Partition{Index: p, Count: 4}})
 	}
 	bb.heartbeats(c, 2)
 	bb.status(c, faultFile)
@@ -105,7 +106,7 @@ func TestPartitionUpgradeAndHandOverMidIncident(t *testing.T) {
 	if err := stops[0](); err != nil {
 		t.Fatal(err)
 	}
-	stops[0], _ = bb.startEngine(RunOptions{Partition: &Partition{Index: 0, Count: 4}})
+	stops[0], _ = bb.startEngine(Options{Partition: &Partition{Index: 0, Count: 4}})
 	bb.status(a, healthyFile)
 	bb.heartbeats(a, 2)
 	bb.waitNotes(4)
@@ -128,7 +129,7 @@ func TestPartitionUpgradeAndHandOverMidIncident(t *testing.T) {
 			t.Errorf("partition %d: %v", p, err)
 		}
 	}
-	as, err := Active(ctx, bb.b)
+	as, err := rules.Active(ctx, bb.b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestPartitionStaleKeyListDoesNotPageTwice(t *testing.T) {
 	cfg.GroupWait = 0
 	bb := &batchBench{t: t, ctx: ctx, b: b, cfg: cfg}
 	a := hostsInPartitions(4)[0]
-	stop, _ := bb.startEngine(RunOptions{Partition: &Partition{Index: 0, Count: 4}})
+	stop, _ := bb.startEngine(Options{Partition: &Partition{Index: 0, Count: 4}})
 	bb.heartbeats(a, 2)
 	bb.status(a, faultFile)
 	bb.waitNotes(1)
@@ -180,7 +181,7 @@ func TestPartitionStaleKeyListDoesNotPageTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := &StateKeys{keys: []string{}, at: time.Now()} // read before a's state was saved
-	stop, _ = bb.startEngine(RunOptions{Partition: &Partition{Index: 0, Count: 4}, StateKeys: stale})
+	stop, _ = bb.startEngine(Options{Partition: &Partition{Index: 0, Count: 4}, StateKeys: stale})
 	defer func() { _ = stop() }()
 	bb.status(a, faultFile)
 	bb.heartbeats(a, 2)

@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // openConsumer creates or opens the engine's durable consumer. One the
 // server cannot open (error 10012: its files are damaged) is removed and
 // created again after the last fact applied, as the state bucket says.
-func openConsumer(ctx context.Context, b *bus.Bus, kv jetstream.KeyValue, opts RunOptions, log *slog.Logger) (jetstream.Consumer, error) {
+func openConsumer(ctx context.Context, b *bus.Bus, kv jetstream.KeyValue, opts Options, log *slog.Logger) (jetstream.Consumer, error) {
 	name, filter := consumerOf(opts)
 	cfg := jetstream.ConsumerConfig{
 		Durable:       name,

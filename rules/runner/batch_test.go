@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // batchBench is a bus with a rule engine that can be started, killed and
@@ -196,7 +197,7 @@ func TestRunBatchKilledBetweenSaveAndAck(t *testing.T) {
 	bb.waitNotes(6)
 	// The resolved state is saved before the kill: no alert fires in it.
 	waitUntil(t, 20*time.Second, "the resolved state saved", func() bool {
-		as, err := Active(ctx, bb.b)
+		as, err := rules.Active(ctx, bb.b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func TestRunDeliversDirectlyWhileTheOutboxIsDown(t *testing.T) {
 	var mu sync.Mutex
 	var direct []alert.Notification
 	failed := map[string]int{}
-	opts := RunOptions{Delivery: &delivery.Path{
+	opts := Options{Delivery: &delivery.Path{
 		Direct: func(_ context.Context, n alert.Notification) error {
 			mu.Lock()
 			defer mu.Unlock()

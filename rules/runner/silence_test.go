@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/rules"
 	"github.com/zwatch/zwatch/silence"
 )
 
@@ -55,7 +56,7 @@ func newSilenceRig(t *testing.T, ctx context.Context) *silenceRig {
 	cfg.GroupWait = 0
 	// Days pass on the fake clock with no facts: the watcher would page
 	// about that, which is not what these tests look at.
-	cfg.Disabled = []string{nameCollectorStale, nameHostSilent, nameBlindSpot, nameCommandHangs}
+	cfg.Disabled = []string{"CollectorStale", "HostSilent", "MonitoringBlindSpot", "CommandHangs"}
 	r := &silenceRig{t: t, ctx: ctx, b: b, kv: kv, clk: &fakeClock{t: time.Now().UTC()}, cfg: cfg}
 	t.Cleanup(func() {
 		if r.stop != nil {
@@ -70,7 +71,7 @@ func (r *silenceRig) start() {
 	ctx, cancel := context.WithCancel(r.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWith(ctx, r.b, r.cfg, RunOptions{Now: r.clk.Now, Host: "srv"}, nil)
+		done <- RunWith(ctx, r.b, r.cfg, Options{Now: r.clk.Now, Host: "srv"}, nil)
 	}()
 	r.stop = func() {
 		cancel()
@@ -175,7 +176,7 @@ func TestRunSilenceLifecycle(t *testing.T) {
 	if got := r.lines(0); len(got) != 0 {
 		t.Fatalf("silenced warnings reached the outbox: %v", got)
 	}
-	as, err := Active(ctx, r.b)
+	as, err := rules.Active(ctx, r.b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestRunSilenceLifecycle(t *testing.T) {
 	waitUntil(t, 10*time.Second, "expiry notice and pages", func() bool { return len(r.outbox()) >= before+2 })
 	time.Sleep(1500 * time.Millisecond)
 	ns := r.outbox()[before:]
-	if len(ns) < 2 || ns[0].ID != ExpiryNoticeID(s.ID) || ns[0].Host != "srv" || ns[0].Alerts[0].Severity != alert.Info {
+	if len(ns) < 2 || ns[0].ID != rules.ExpiryNoticeID(s.ID) || ns[0].Host != "srv" || ns[0].Alerts[0].Severity != alert.Info {
 		t.Fatalf("after the end: %v", noteLines(ns))
 	}
 	if sum := ns[0].Alerts[0].Summary; !strings.HasPrefix(sum, "silence "+s.ID[:8]+` for pool="tank" expired; alerts that still fire page again: `) ||
@@ -277,7 +278,7 @@ func TestRunSilenceNoticeOnceWithTwoEngines(t *testing.T) {
 	waitUntil(t, 10*time.Second, "expiry notice", func() bool { return len(r.outbox()) > 0 })
 	time.Sleep(3 * time.Second)
 	ns := r.outbox()
-	if len(ns) != 1 || ns[0].ID != ExpiryNoticeID(s.ID) {
+	if len(ns) != 1 || ns[0].ID != rules.ExpiryNoticeID(s.ID) {
 		t.Fatalf("outbox: %v", noteLines(ns))
 	}
 	if !strings.HasSuffix(ns[0].Alerts[0].Summary, "expired; no alert it silenced still fires") {

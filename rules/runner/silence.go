@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (r *runner) queueExpiryNotices(now time.Time) {
 		if host == "" {
 			host, _ = os.Hostname()
 		}
-		n := r.e.expiryNotice(s, host, now)
+		n := r.e.ExpiryNotice(s, host, now)
 		r.log.Info("silence expired", "silence", s.ID, "matchers", s.Matchers.String(), "summary", n.Alerts[0].Summary)
 		r.pending = append(r.pending, pendingNote{n: n, silence: s.ID})
 	}

@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -123,7 +123,7 @@ func (r *runner) commit(ctx context.Context) (conflict bool) {
 // stop) is tried once more at once, whatever the retry timer says: the
 // engine that takes the partition over reads the state from the bucket.
 func (r *runner) commitOnExit(ctx context.Context) {
-	if len(r.batch) == 0 && !r.e.unsaved() && !r.e.touched() {
+	if len(r.batch) == 0 && !r.e.Unsaved() && !r.e.Touched() {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storageTimeout)

@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // End to end through a real embedded NATS: a fact published on the facts
@@ -89,7 +90,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	as, err := Active(ctx, b)
+	as, err := rules.Active(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,16 @@
-package rules
+// Package runner runs the rule engine (package rules) on the bus. It owns
+// the durable consumer(s) on the facts stream (ConsumerName, or one per
+// partition: Partition, ConsumerFor) and the draining of the unpartitioned
+// one; batches of facts, each saved once and then acknowledged; saving the
+// engine's state and the stream position of the last fact applied, from
+// which a damaged consumer is recreated; the silence feed's wiring
+// (silence.Feed: read, applied, expiry notices, stale ones removed); and
+// handing the notifications the engine makes to delivery
+// (notifiers/delivery), including a canary's answer. How a host's state is
+// encoded, saved and loaded stays in package rules (Engine.Load, Write,
+// Overwrite: the state is the engine's unexported per-host state); the
+// runner decides when.
+package runner
 
 import (
 	"context"
@@ -19,6 +31,7 @@ import (
 	"github.com/zwatch/zwatch/internal/recent"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/delivery"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // ConsumerName is the durable consumer on bus.StreamFacts that rule engines
@@ -28,16 +41,6 @@ const ConsumerName = "rules"
 
 // tickEvery is how often Run looks for due notifications and time-based rules.
 const tickEvery = time.Second
-
-// CanaryHeader carries the ID of a health canary on a heartbeat fact. The
-// engine answers each (delivery.Sender.Answer) with a notification whose ID
-// is CanaryPrefix+ID and which holds no alert: channels skip it, and the
-// canary's sink learns that collector → bus → rules → outbox works. The
-// canary is delivery's; the names are here too for the engine's readers.
-const (
-	CanaryHeader = delivery.CanaryHeader
-	CanaryPrefix = delivery.CanaryPrefix
-)
 
 // positionKey holds, in bus.StateBucket, the facts stream sequence of the
 // last fact the engine applied, from which a damaged consumer is recreated.
@@ -51,23 +54,15 @@ const (
 	storageTimeout    = 3 * time.Second
 )
 
-// Bookkeeping alone (when collectors were last heard from, which facts
-// were applied: hostState.touched) is saved this long after the host was
-// last written, or up to half of it more (each host at its own period:
-// bookkeepingPeriod), and the position at most savePositionEvery: at the
-// default intervals a fact arrives every few seconds and changes nothing
-// else, and each save rewrote the whole host state (19 KB with a few
-// alerts firing), 7 MB an hour on a small box's disk and in JetStream's
-// cache of the bucket's block. What a crash loses of it is at most one and a half of this of
-// "last heard from", which no rule judges in less than several intervals
-// (and ages are counted from the engine's start at the earliest).
-const (
-	touchSaveEvery    = time.Minute
-	savePositionEvery = time.Minute
-)
+// The position is saved at most savePositionEvery, as the engine saves a
+// host's bookkeeping alone about once a minute (rules.Engine.BookkeepingDue):
+// at the default intervals a fact arrives every few seconds, and what a
+// crash loses of the position is facts applied again, each ignored
+// (rules.Engine.ObserveSeq).
+const savePositionEvery = time.Minute
 
-// RunOptions are what the daemon adds to Run; every field is optional.
-type RunOptions struct {
+// Options are what the daemon adds to Run; every field is optional.
+type Options struct {
 	// Delivery is where notifications go (notifiers/delivery): each engine
 	// sends through a Sender of its own (Path.Sender). Its direct delivery
 	// takes over when the outbox does not take a write; while its storage
@@ -104,17 +99,17 @@ const maxConflicts = 5
 
 // Run evaluates facts from the bus until ctx ends (RunWith without options).
 func Run(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, log *slog.Logger) error {
-	return RunWith(ctx, b, cfg, RunOptions{}, log)
+	return RunWith(ctx, b, cfg, Options{}, log)
 }
 
 // RunWith evaluates facts from the bus until ctx ends. Messages are acked
-// in batches once the state bucket holds their effects (run_batch.go), and
+// in batches once the state bucket holds their effects (batch.go), and
 // notifications go to ZWATCH_ALERTS with their ID as the
 // JetStream message ID, so a re-sent one (after a crash between publish and
 // save) is dropped as a duplicate. When the storage fails, the engine keeps
 // its state in memory and opts.Delivery delivers what is due directly, and
 // publishes it to the outbox once that works again.
-func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOptions, log *slog.Logger) error {
+func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts Options, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -122,9 +117,9 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 	if err != nil {
 		return fmt.Errorf("rules: open state bucket %s: %w", bus.StateBucket, err)
 	}
-	e := NewEngine(cfg, log)
+	e := rules.NewEngine(cfg, log)
 	if p := opts.Partition; p != nil {
-		e.owns = p.owns
+		e.SetHostFilter(p.owns)
 		log = log.With("partition", p.Index)
 	}
 	if err := load(ctx, e, kv, opts.StateKeys); err != nil {
@@ -144,7 +139,7 @@ func RunWith(ctx context.Context, b *bus.Bus, cfg config.RulesConfig, opts RunOp
 	}
 	r := &runner{e: e, b: b, kv: kv, log: log, opts: opts, seen: recent.New[uint64](4096), seed: maphash.MakeSeed(), core: core,
 		out: opts.Delivery.Sender(b, log)}
-	e.beforeFlush = r.beforeFlush(ctx)
+	e.SetBeforeFlush(r.beforeFlush(ctx))
 	r.readSilences(ctx, true)
 	for {
 		// A consumer lost while the engine runs (JetStream reloaded after
@@ -175,7 +170,7 @@ func (r *runner) consume(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errOpen, err)
 	}
-	// The sequences of the facts stream count in this stream (order.go);
+	// The sequences of the facts stream count in this stream (position.go);
 	// a reloaded or recreated stream is looked up again.
 	if r.stream, err = streamID(ctx, r.b.JS); err != nil {
 		return fmt.Errorf("%w: %w", errOpen, err)
@@ -239,11 +234,11 @@ func (r *runner) consume(ctx context.Context) error {
 }
 
 type runner struct {
-	e    *Engine
+	e    *rules.Engine
 	b    *bus.Bus
 	kv   jetstream.KeyValue
 	log  *slog.Logger
-	opts RunOptions
+	opts Options
 	core chan *nats.Msg
 	// seen holds the facts applied lately (a hash of the raw message), so
 	// one that arrives both published and from the stream counts once.
@@ -268,10 +263,10 @@ type runner struct {
 	// is set once they meant a damaged entry.
 	conflicts int
 	overwrite bool
-	// sil: the silences as last read (run_silence.go).
+	// sil: the silences as last read (silence.go).
 	sil silences
 	// batch holds the facts applied but not yet acknowledged: their
-	// effects are saved together, then they are acked (run_batch.go).
+	// effects are saved together, then they are acked (batch.go).
 	batch []heldFact
 	// dueHosts are the hosts (subject tokens) whose facts in the open
 	// batch made a page due (markDue).
@@ -323,7 +318,7 @@ func (r *runner) handle(ctx context.Context, m jetstream.Msg) {
 	// Acked once the batch's state is saved (commit); what it makes due
 	// and a canary's answer go out now, not after the batch.
 	r.hold(m, sum)
-	if id := m.Headers().Get(CanaryHeader); id != "" {
+	if id := m.Headers().Get(delivery.CanaryHeader); id != "" {
 		r.out.Answer(ctx, host, id)
 	}
 	r.markDue(host)
@@ -338,7 +333,7 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 	if r.seen.Has(sum) || r.holds(sum) {
 		return
 	}
-	host, ok := r.observe(ctx, m.Subject, m.Data, Position{})
+	host, ok := r.observe(ctx, m.Subject, m.Data, rules.Position{})
 	if !ok {
 		return
 	}
@@ -352,7 +347,7 @@ func (r *runner) handleCore(ctx context.Context, m *nats.Msg) {
 // observe applies one fact, read from the facts stream at pos (zero for a
 // fact taken as published: it has no place in the stream yet); false means
 // it can never be applied.
-func (r *runner) observe(ctx context.Context, subject string, data []byte, pos Position) (string, bool) {
+func (r *runner) observe(ctx context.Context, subject string, data []byte, pos rules.Position) (string, bool) {
 	var env bus.Envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		r.log.Warn("rules: dropping unreadable message", "subject", subject, "err", err)
@@ -404,17 +399,17 @@ func (r *runner) tick(ctx context.Context, now time.Time) {
 // outbox: after a crash the saved state still has them due.
 func (r *runner) save(ctx context.Context) (conflict bool) {
 	// A host whose bookkeeping alone changed is written once its own
-	// period has passed (hostState.bookkeepingDue); until then only hosts
+	// period has passed (rules.Engine.BookkeepingDue); until then only hosts
 	// whose rules changed something are.
 	now := time.Now()
-	bookkeeping := r.flushTouched || r.e.bookkeepingDue(now)
-	if len(r.pending) > 0 || r.out.Waiting() > 0 || !(bookkeeping || r.e.unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
+	bookkeeping := r.flushTouched || r.e.BookkeepingDue(now)
+	if len(r.pending) > 0 || r.out.Waiting() > 0 || !(bookkeeping || r.e.Unsaved()) || (!r.stateDown.IsZero() && time.Since(r.stateDown) < retryStorageEvery) {
 		return false
 	}
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
-	err := r.e.write(sctx, r.kv, r.overwrite, !r.flushTouched, now)
+	err := r.e.Write(sctx, r.kv, r.overwrite, !r.flushTouched, now)
 	cancel()
-	if errors.Is(err, ErrStateConflict) {
+	if errors.Is(err, rules.ErrStateConflict) {
 		if r.conflicts++; r.conflicts < maxConflicts {
 			return true
 		}

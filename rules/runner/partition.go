@@ -1,4 +1,4 @@
-package rules
+package runner
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/rules"
 )
 
 // Partition is one share of the hosts on a partitioned facts stream
@@ -50,7 +51,7 @@ var legacyFilter = "zwatch." + bus.Version + ".>"
 // unpartitioned consumer is empty and removed.
 var ErrDrained = errors.New("rules: the unpartitioned consumer is drained and removed")
 
-func consumerOf(opts RunOptions) (name, filter string) {
+func consumerOf(opts Options) (name, filter string) {
 	switch {
 	case opts.Partition != nil:
 		return ConsumerFor(opts.Partition.Index), bus.PartitionFilter(opts.Partition.Index)
@@ -60,7 +61,7 @@ func consumerOf(opts RunOptions) (name, filter string) {
 	return ConsumerName, ""
 }
 
-func positionKeyOf(opts RunOptions) string {
+func positionKeyOf(opts Options) string {
 	if opts.Partition != nil {
 		return positionKey + ".p" + strconv.Itoa(opts.Partition.Index)
 	}
@@ -80,7 +81,7 @@ func (r *runner) global() bool {
 // drained reports, for DrainLegacy, that the consumer has nothing left to
 // deliver or to acknowledge and has been removed.
 func (r *runner) drained(ctx context.Context, cons jetstream.Consumer) bool {
-	if len(r.batch) > 0 || len(r.pending) > 0 || r.e.unsaved() {
+	if len(r.batch) > 0 || len(r.pending) > 0 || r.e.Unsaved() {
 		return false
 	}
 	info, err := cons.Info(ctx)
@@ -132,7 +133,7 @@ func (s *StateKeys) list(ctx context.Context, kv jetstream.KeyValue) ([]string, 
 		return s.keys, nil
 	}
 	at := time.Now()
-	keys, err := listKeys(ctx, kv)
+	keys, err := rules.ListStateKeys(ctx, kv)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (s *StateKeys) list(ctx context.Context, kv jetstream.KeyValue) ([]string, 
 
 // load reads the engine's hosts' states, through the server's shared key
 // list when there is one.
-func load(ctx context.Context, e *Engine, kv jetstream.KeyValue, shared *StateKeys) error {
+func load(ctx context.Context, e *rules.Engine, kv jetstream.KeyValue, shared *StateKeys) error {
 	if shared == nil {
 		return e.Load(ctx, kv)
 	}
@@ -150,5 +151,5 @@ func load(ctx context.Context, e *Engine, kv jetstream.KeyValue, shared *StateKe
 	if err != nil {
 		return err
 	}
-	return e.loadKeys(ctx, kv, keys)
+	return e.LoadKeys(ctx, kv, keys)
 }
