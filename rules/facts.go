@@ -163,6 +163,9 @@ func observeHeartbeat(o observation, env bus.Envelope, hb *facts.HeartbeatData) 
 // are proof of life.
 func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
 	e, h, now := o.e, o.h, o.now
+	if e.cause != nil && !d.Time.IsZero() {
+		e.cause.Event = d.Time // ZFS's own time of the event: the first leg
+	}
 	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
 		h.dirty = true
 	}

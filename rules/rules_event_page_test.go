@@ -70,6 +70,12 @@ func TestStateEventPagesBeforeTheStatus(t *testing.T) {
 	if s := first[0].MaxSeverity(); s != alert.Critical && s != alert.Warning {
 		t.Errorf("the page's severity is %s", s)
 	}
+	// The page's timing starts at ZFS's own time of the event (its
+	// `time = 0x6b0f11e4 0xec82e00`).
+	if tm := first[0].Timing; tm == nil || !tm.Event.Equal(time.Unix(0x6b0f11e4, 0xec82e00)) ||
+		!tm.Read.Equal(at) || !tm.Judged.Equal(at) {
+		t.Errorf("the page's timing %+v", first[0].Timing)
+	}
 	margin := find(e, nameRedundancy)
 	if margin == nil || !strings.Contains(margin.Summary, "no redundancy left") {
 		t.Errorf("the mirror's margin from the event: %+v", margin)
