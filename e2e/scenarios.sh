@@ -71,6 +71,33 @@ wait_note() {
   done
 }
 
+# zed_mail TIMEOUT_S AFTER_NS REGEX: wait until zed has mailed (its recorder, e2e_setup) with a
+# subject matching REGEX after AFTER_NS (guest clock); prints the guest time it was called
+zed_mail() {
+  local t=$1 after=$2 re=$3 end r
+  end=$(( $(date +%s) + t ))
+  while :; do
+    r=$(awk -F'\t' -v a="$after" -v re="$re" '$1 > a && $2 ~ re { print $1; exit }' "$E2E_SHARE/out/zed-mail.tsv" 2>/dev/null)
+    [ -n "$r" ] && { echo "$r"; return 0; }
+    (( $(date +%s) >= end )) && return 1
+    sleep 0.2
+  done
+}
+
+# versus_zed SCENARIO PAGE_NS FAULT_NS REGEX: zwatch's page and zed's mail about the same fault,
+# side by side (guest clock): a FAIL when zed told first
+versus_zed() {
+  local s=$1 tn=$2 t0=$3 re=$4 tz
+  if tz=$(zed_mail 15 "$((t0 - 1000000000))" "$re"); then
+    figure "$s" "zed's first mail" "$(ms "$tz" "$t0")" ms "guest clock: fault -> zed calls ZED_EMAIL_PROG"
+    figure "$s" "zwatch's page - zed's mail" "$(ms "$tn" "$tz")" ms "guest clock: negative = zwatch first; goal at most -300"
+    if (( tn < tz )); then ok "$s" "zwatch paged before zed mailed" "$(ms "$tz" "$tn") ms ahead; goal 300 ms $( (( tz - tn >= 300000000 )) && echo met || echo 'NOT met')"
+    else bad "$s" "zwatch paged before zed mailed" "zed first by $(ms "$tn" "$tz") ms"; fi
+  else
+    figure "$s" "zed's first mail" "none" "" "within 15 s (zed mails nothing for this)"
+  fi
+}
+
 # quiet SECONDS: wait until the sink has received no page (a firing notification) for SECONDS
 # (guest clock). zwatch sends the first news of a group at once only when the group had no page
 # for group_wait (10 s); news for a recently paged group waits up to group_wait so a cascade
@@ -94,6 +121,25 @@ E2E_TARGET_MS=2000
 budget() { # scenario what ms
   if (( $3 <= E2E_MAX_LATENCY_MS )); then ok "$1" "$2 within the ${E2E_MAX_LATENCY_MS} ms ceiling" "$3 ms; target ${E2E_TARGET_MS} ms $( (( $3 <= E2E_TARGET_MS )) && echo met || echo 'NOT met')"
   else bad "$1" "$2 within the ${E2E_MAX_LATENCY_MS} ms ceiling" "$3 ms"; fi
+}
+
+# legs SCENARIO SINK-JSON RECEIVED-NS: the page's latency budget leg by leg, from the timing
+# zwatch put in the notification (alert.Timing: ZFS's event time, read, stored by the stream,
+# judged, handed to the outbox; all guest clock) and the sink's receive time
+legs() {
+  local s=$1 j=$2 tn=$3 prev="" prevt="" name t
+  for name in event read published judged outbox; do
+    t=$(jq -r ".notification.timing.$name // empty" <<<"$j")
+    [ -n "$t" ] || continue
+    t=$(date -d "$t" +%s%N) || continue
+    [ -n "$prev" ] && figure "$s" "leg: $prev -> $name" "$(ms "$t" "$prevt")" ms "guest clock: the notification's timing"
+    prev=$name prevt=$t
+  done
+  if [ -n "$prev" ]; then
+    figure "$s" "leg: $prev -> sink" "$(ms "$tn" "$prevt")" ms "guest clock: the notification's timing -> sink receive"
+  else
+    bad "$s" "the page carries its timing (notification.timing)" "$(jq -c .notification.timing <<<"$j")"
+  fi
 }
 
 dump_notes() { # after-ns: the notifications since then, compact, for the log
@@ -147,6 +193,12 @@ e2e_setup() {
   # data-notify.sh would mail it): a suspended pool posts 1,000-8,400 of them, and two shells per
   # event under TCG kept the guest busy for up to 15 minutes after the suspend scenario (on
   # hardware seconds). zed's own work (onlining, spares, LEDs) is unchanged.
+  # zed mails as a box with both would have it, to a recorder of the guest time it was called and
+  # the subject ($G/out/zed-mail.tsv), so a fault scenario can say who told the person first
+  # (zed_mail); ZED_NOTIFY_INTERVAL_SECS is its default, one mail per vdev and class an hour.
+  printf '%s\n' '#!/bin/sh' "t=\$(date +%s%N); cat >/dev/null; printf '%s\\t%s\\n' \"\$t\" \"\$*\" >> $G/out/zed-mail.tsv" > "$E2E_SHARE/zed-mail"
+  g "install -m 0755 $G/zed-mail /usr/local/bin/zed-mail && sed -i -E '/^#?(ZED_EMAIL_ADDR|ZED_EMAIL_PROG|ZED_EMAIL_OPTS|ZED_NOTIFY_INTERVAL_SECS)=/d' /etc/zfs/zed.d/zed.rc && printf '%s\n' 'ZED_EMAIL_ADDR=\"root\"' 'ZED_EMAIL_PROG=\"/usr/local/bin/zed-mail\"' \"ZED_EMAIL_OPTS=\\\"'@SUBJECT@'\\\"\" 'ZED_NOTIFY_INTERVAL_SECS=3600' >> /etc/zfs/zed.d/zed.rc" \
+    || { bad setup "zed's mail recorder"; return 1; }
   g "rm -f /etc/zfs/zed.d/all-syslog.sh /etc/zfs/zed.d/data-notify.sh; systemctl restart zfs-zed; for i in \$(seq 100); do systemctl is-active -q zfs-zed && exit 0; sleep 0.2; done; exit 1" \
     || { bad setup "zfs-zed running in the guest"; return 1; }
   E2E_SINK_JOB=$(vm_spawn "exec sink serve 127.0.0.1:9099 $G/out/sink.jsonl 2>>$G/out/sink.log")
@@ -219,7 +271,10 @@ sc_offline() {
     figure $s "zpool offline started -> notification in the sink" "$(ms "$tn" "$t0")" ms "guest clock: date right before zpool offline -> sink receive"
     figure $s "zpool offline returned -> notification in the sink" "$(ms "$tn" "$t1")" ms "guest clock"
     budget $s "zpool offline started -> notification" "$(ms "$tn" "$t0")"
-    local sev; sev=$(sink --after "$t0" --status firing --contains "$V_VD1" --json | head -1 | jq -r .severity)
+    local note sev; note=$(sink --after "$t0" --status firing --contains "$V_VD1" --json | head -1)
+    sev=$(jq -r .severity <<<"$note")
+    legs $s "$note" "$tn"
+    versus_zed $s "$tn" "$t0" 'pool vault'
     [ "$sev" = warning ] && ok $s "severity warning" || bad $s "severity warning" "got $sev"
   else
     bad $s "warning naming $V_VD1 and 'can lose 1 more disk'" "none within 30 s"; dump_notes "$t0"
@@ -260,6 +315,8 @@ sc_unplug() {
       && figure $s "kernel dropped the disk -> ZFS event" "$(ms "$tz" "$t_gone")" ms "guest clock (ZFS/udev, not zwatch)"
     E2E_UNPLUG_NOTE=$(sink --after "$((t_gone - 5000000000))" --status firing --contains "$V_SD1" --contains "zpool replace vault" --json | head -1)
     printf '%s\n' "$E2E_UNPLUG_NOTE" | jq . > "$E2E_OUT/unplug.notification.json"
+    legs $s "$E2E_UNPLUG_NOTE" "$tn"
+    versus_zed $s "$tn" "$t_gone" 'pool vault'
     local t; t=$(jq -r .text <<<"$E2E_UNPLUG_NOTE")
     grep -q 'REMOVED' <<<"$t" && ok $s "text says REMOVED" || bad $s "text says REMOVED" "$(head -3 <<<"$t")"
   else

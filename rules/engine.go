@@ -72,6 +72,10 @@ type Engine struct {
 	// made, so the runner can read the silences first.
 	pipe        *pipeline.Pipeline
 	beforeFlush func()
+	// cause is the timing of the fact being observed (causeOf), nil
+	// outside an observation: the alerts it changes carry it.
+	cause   *alert.Timing
+	causeOf alert.Timing
 }
 
 // SetHostFilter makes the engine load only the states of the hosts owns
@@ -119,6 +123,20 @@ func (e *Engine) host(name string) *hostState {
 // cannot read is reported as an error and changes nothing. The fact's kind
 // is its envelope's schema; the subject has been checked against the host.
 func (e *Engine) Observe(env bus.Envelope, now time.Time) error {
+	return e.observeAt(env, time.Time{}, now)
+}
+
+// observeAt is Observe of a fact the bus stored at published (zero when
+// not known): the alerts it starts or changes carry its timing.
+func (e *Engine) observeAt(env bus.Envelope, published time.Time, now time.Time) error {
+	e.causeOf = alert.Timing{Read: env.CollectedAt, Published: published, Judged: now}
+	e.cause = &e.causeOf
+	err := e.observe(env, now)
+	e.cause = nil
+	return err
+}
+
+func (e *Engine) observe(env bus.Envelope, now time.Time) error {
 	kind, ok := facts.KindOfSchema(env.Schema)
 	if !ok {
 		return fmt.Errorf("observe: unknown schema %q", env.Schema)

@@ -163,8 +163,23 @@ func observeHeartbeat(o observation, env bus.Envelope, hb *facts.HeartbeatData) 
 // are proof of life.
 func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
 	e, h, now := o.e, o.h, o.now
+	if e.cause != nil && !d.Time.IsZero() {
+		e.cause.Event = d.Time // ZFS's own time of the event: the first leg
+	}
 	if d.Fields["ena"] != "" && h.slowIO().Clock.learn(&d.Event) {
 		h.dirty = true
+	}
+	if state, ok := stateEvent(&d.Event); ok && h.pools != nil {
+		// Judge the event against the last known tree now (event_tree.go).
+		if pools, changed := applyStateEvent(h.pools, &d.Event, state); changed {
+			h.pools = pools
+			// The next status is news even if it says what the last one did.
+			h.forget("status")
+			e.evalStatus(h, now)
+			e.evalPools(h, now)
+			e.evalCorrelate(h, now)
+		}
+		return nil
 	}
 	switch d.Class {
 	case "ereport.fs.zfs.deadman":

@@ -20,6 +20,8 @@ type Position struct {
 	Subject string
 	// Seq is the stream sequence; 0 means unknown (the fact is applied).
 	Seq uint64
+	// At is when the stream stored the fact; zero when not known.
+	At time.Time
 }
 
 // maxSources bounds the sequences remembered per host: every kind of fact
@@ -39,7 +41,7 @@ func (e *Engine) ObserveSeq(env bus.Envelope, pos Position, now time.Time) error
 			"seq", pos.Seq, "applied", h.Applied[src], "collected_at", env.CollectedAt)
 		return nil
 	}
-	if err := e.Observe(env, now); err != nil {
+	if err := e.observeAt(env, pos.At, now); err != nil {
 		return err
 	}
 	if pos.Seq > 0 {

@@ -82,6 +82,7 @@ func (e *Engine) apply(h *hostState, scope string, conds []cond, now time.Time) 
 	if e.pipe.Dedup(&h.Book, scope, len(conds), func(i int) pipeline.Cond { return conds[i].pipeline() }, pipeline.Hooks{
 		Reported: func(t *tracked) { e.markReported(h, t, scope) },
 		Keep:     func(t *tracked) bool { return e.keep(h, t, scope) },
+		Cause:    e.cause,
 	}, now) {
 		h.dirty = true
 	}

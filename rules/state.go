@@ -253,6 +253,15 @@ func (h *hostState) remember(src string, sum uint64) {
 	h.last[src], h.bySum[sum] = sum, src
 }
 
+// forget drops the last payload of source src: the next one is news
+// whatever its bytes (the engine changed its reading of src since).
+func (h *hostState) forget(src string) {
+	if old, ok := h.last[src]; ok {
+		delete(h.bySum, old)
+		delete(h.last, src)
+	}
+}
+
 func (h *hostState) collector(name string) *collectorState {
 	c := h.Collectors[name]
 	if c == nil {

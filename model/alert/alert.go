@@ -125,6 +125,52 @@ type Notification struct {
 	Created  time.Time `json:"created"`
 	// Test marks `zwatch notify test` and `zwatch simulate` messages.
 	Test bool `json:"test,omitempty"`
+	// Timing is when the fact that made it due was made and moved, when
+	// known (a repeat has none): the latency budget of the page.
+	Timing *Timing `json:"timing,omitempty"`
+}
+
+// Timing is the path of the fact behind a notification, leg by leg, so a
+// page's delay can be told apart: the source's own time of the event
+// (ZFS's `time` in zpool events), when zwatch read it (the fact's
+// collected_at), when the bus stored it, when the rule engine judged it,
+// and when the notification was handed to the outbox. A zero time is not
+// known. Each channel's delivery logs the legs with its own answer.
+type Timing struct {
+	Event     time.Time `json:"event,omitzero"`
+	Read      time.Time `json:"read,omitzero"`
+	Published time.Time `json:"published,omitzero"`
+	Judged    time.Time `json:"judged,omitzero"`
+	Outbox    time.Time `json:"outbox,omitzero"`
+}
+
+// Legs are the durations between the times t knows, in order, each named
+// by the two ends ("event→read"), and the last known time, from which a
+// delivery measures its own leg. Unknown times are skipped.
+func (t *Timing) Legs() (legs []Leg, last time.Time) {
+	if t == nil {
+		return nil, time.Time{}
+	}
+	prevName := ""
+	for _, p := range []struct {
+		name string
+		at   time.Time
+	}{{"event", t.Event}, {"read", t.Read}, {"published", t.Published}, {"judged", t.Judged}, {"outbox", t.Outbox}} {
+		if p.at.IsZero() {
+			continue
+		}
+		if prevName != "" {
+			legs = append(legs, Leg{Name: prevName + "→" + p.name, Took: p.at.Sub(last)})
+		}
+		prevName, last = p.name, p.at
+	}
+	return legs, last
+}
+
+// Leg is one step of a notification's path and how long it took.
+type Leg struct {
+	Name string
+	Took time.Duration
 }
 
 // MaxSeverity is the highest severity among the firing alerts, or among all

@@ -299,7 +299,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 			level = slog.LevelDebug // the console line itself says it all
 		}
 		log.Log(ctx, level, "notification delivered", "summary", m.Summary, "took", time.Since(start).Round(time.Millisecond),
-			"since_created", time.Since(n.Created).Round(time.Millisecond))
+			"since_created", time.Since(n.Created).Round(time.Millisecond), legs(n.Timing, time.Now()))
 		w.delivered(n.ID)
 		return outcome{tried: true, ack: func() { w.ack(ctx, msg, n, log) }}
 	}
@@ -400,4 +400,19 @@ func backoff(attempt uint64, initial, max time.Duration) time.Duration {
 		d *= 2
 	}
 	return min(d, max)
+}
+
+// legs is the latency budget of a delivered notification for the log: each
+// leg of its fact's path (alert.Timing) and the channel's own, up to its
+// answer at accepted, in milliseconds.
+func legs(t *alert.Timing, accepted time.Time) slog.Attr {
+	ls, last := t.Legs()
+	attrs := make([]any, 0, len(ls)+1)
+	for _, l := range ls {
+		attrs = append(attrs, slog.Int64(l.Name, l.Took.Milliseconds()))
+	}
+	if !last.IsZero() {
+		attrs = append(attrs, slog.Int64("to_channel", accepted.Sub(last).Milliseconds()))
+	}
+	return slog.Group("legs_ms", attrs...)
 }

@@ -339,5 +339,11 @@ func publishAll(ctx context.Context, b *bus.Bus, ns []alert.Notification) []erro
 
 // wrapNotification wraps n as the rule engine publishes it (origin "rules").
 func wrapNotification(n alert.Notification) ([]byte, error) {
+	if n.Timing != nil {
+		// The outbox leg of the latency budget: when it was handed over.
+		t := *n.Timing
+		t.Outbox = time.Now().UTC()
+		n.Timing = &t
+	}
 	return bus.WrapSchema(bus.SchemaNotification, n.Host, "rules", n.Created, n)
 }

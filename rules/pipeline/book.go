@@ -66,6 +66,10 @@ type Tracked struct {
 	// IncidentBase is News when the alert became a part of a DiskIncident:
 	// only growth past it is news for the incident (rules/correlate.go).
 	IncidentBase *uint64 `json:"incident_base,omitempty"`
+	// Cause is the timing of the fact that last gave it something to send
+	// (it started, its severity rose, news, it resolved); the notification
+	// that sends it carries it (alert.Notification.Timing).
+	Cause *alert.Timing `json:"cause,omitempty"`
 }
 
 // GroupState is a group waiting to be flushed.

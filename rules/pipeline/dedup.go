@@ -41,6 +41,9 @@ type Hooks struct {
 	// Keep reports whether an alert whose condition is no longer reported
 	// is kept (firing) instead of resolved.
 	Keep func(t *Tracked) bool
+	// Cause is the timing of the fact the conditions were judged from; nil
+	// for a re-evaluation no fact started (a tick).
+	Cause *alert.Timing
 }
 
 // Dedup replaces the conditions of one scope (the set one kind of fact
@@ -67,6 +70,9 @@ func (p *Pipeline) Dedup(b *Book, scope string, n int, cond func(i int) Cond, ho
 			t = &Tracked{A: alert.Alert{Name: c.Name, Labels: c.Labels, Fingerprint: fp, State: alert.Pending, StartsAt: now}}
 			t.For = p.cfg.For[c.Name]
 			b.Alerts[fp] = t
+			t.setCause(hooks.Cause)
+		} else if c.Severity.Rank() > t.A.Severity.Rank() || max(c.News, countLevel(c.Count)) > t.News {
+			t.setCause(hooks.Cause)
 		}
 		p.unkeep(t)
 		t.Scope = scope
@@ -96,6 +102,7 @@ func (p *Pipeline) Dedup(b *Book, scope string, n int, cond func(i int) Cond, ho
 		if t.Scope != scope || seen[fp] || t.A.State == alert.Resolved || hooks.Keep != nil && hooks.Keep(t) {
 			continue
 		}
+		t.setCause(hooks.Cause)
 		p.Resolve(b, fp, t, now)
 		changed = true
 	}
@@ -130,6 +137,15 @@ func (p *Pipeline) promote(b *Book, now time.Time) (changed bool) {
 		}
 	}
 	return changed
+}
+
+// setCause records the timing of the fact that gave t something to send;
+// a tick (no fact) leaves the last one.
+func (t *Tracked) setCause(c *alert.Timing) {
+	if c != nil {
+		cause := *c
+		t.Cause = &cause
+	}
 }
 
 // countLevel is the step of the threshold ladder a count has reached: 0

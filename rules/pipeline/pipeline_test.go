@@ -73,3 +73,34 @@ func TestInhibitAndSilenceAreNotDue(t *testing.T) {
 		t.Errorf("alerts never sent stay after they resolve: %+v", b.Alerts)
 	}
 }
+
+// A notification carries the timing of the fact that made it due: the
+// page that of the fact that raised it, a repeat none (it was told), the
+// resolved notice that of the fact that ended it.
+func TestNotificationsCarryTheirFactsTiming(t *testing.T) {
+	p := New(Config{RepeatWarning: time.Hour})
+	b := NewBook()
+	conds := []Cond{testCond("VdevState", alert.Warning)}
+	report := func(now time.Time, cs []Cond, cause *alert.Timing) []alert.Notification {
+		p.Dedup(&b, "status", len(cs), func(i int) Cond { return cs[i] }, Hooks{Cause: cause}, now)
+		p.Settle(&b, now)
+		out, _ := p.Flush(&b, "nas1", nil, now)
+		return out
+	}
+	raised := &alert.Timing{Event: t0.Add(-2 * time.Second), Read: t0.Add(-time.Second), Judged: t0}
+	ns := report(t0, conds, raised)
+	if len(ns) != 1 || ns[0].Timing == nil || *ns[0].Timing != *raised || ns[0].Timing == raised {
+		t.Fatalf("the page's timing: %+v, want a copy of %+v", ns, raised)
+	}
+	again := &alert.Timing{Read: t0.Add(time.Minute), Judged: t0.Add(time.Minute)}
+	if ns := report(t0.Add(61*time.Minute), conds, again); len(ns) != 1 || ns[0].Timing != nil {
+		t.Fatalf("a repeat carries a timing: %+v", ns)
+	}
+	ended := &alert.Timing{Read: t0.Add(2 * time.Hour), Judged: t0.Add(2 * time.Hour)}
+	if ns := report(t0.Add(2*time.Hour), nil, ended); len(ns) != 1 || ns[0].Status != alert.Resolved || ns[0].Timing == nil || *ns[0].Timing != *ended {
+		t.Fatalf("the resolved notice's timing: %+v", ns)
+	}
+	if legs, last := ended.Legs(); len(legs) != 1 || legs[0].Name != "read→judged" || legs[0].Took != 0 || !last.Equal(ended.Judged) {
+		t.Errorf("legs %+v, last %s", legs, last)
+	}
+}

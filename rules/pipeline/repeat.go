@@ -96,6 +96,7 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 			fmt.Fprintf(idh, "|%s/%s/%s/%d", a.Fingerprint, a.State, a.Severity, t.News)
 		}
 		n.ID = hex.EncodeToString(idh.Sum(nil)[:12])
+		n.Timing = p.timingOf(members, now)
 		if n.Status == alert.Firing {
 			// Only a page opens the group_wait window: a new fault right
 			// after a "resolved" notice must not wait.
@@ -108,11 +109,32 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 			}
 			sent := now
 			t.LastSent, t.SentSeverity, t.SentNews = &sent, t.A.Severity, t.News
+			t.Cause = nil // told: a repeat carries none
 		}
 		out = append(out, n)
 	}
 	gc(b)
 	return out, true
+}
+
+// timingOf is the timing a notification of members carries: that of the
+// earliest fact that gave one of them something to send other than a
+// repeat. None when all are repeats, or no fact is known.
+func (p *Pipeline) timingOf(members []*Tracked, now time.Time) *alert.Timing {
+	var first *alert.Timing
+	for _, t := range members {
+		if _, repeat := p.unsent(t, now); t.Cause == nil || repeat {
+			continue // a repeat: its cause was told before
+		}
+		if first == nil || t.Cause.Read.Before(first.Read) {
+			first = t.Cause
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	out := *first
+	return &out
 }
 
 // gc drops resolved alerts nobody will be told about and bounds the rest.

@@ -25,7 +25,7 @@ func streamID(ctx context.Context, js jetstream.JetStream) (string, error) {
 func positionOf(m jetstream.Msg, stream string) rules.Position {
 	p := rules.Position{Stream: stream, Subject: m.Subject()}
 	if meta, err := m.Metadata(); err == nil {
-		p.Seq = meta.Sequence.Stream
+		p.Seq, p.At = meta.Sequence.Stream, meta.Timestamp
 	}
 	return p
 }

@@ -23,7 +23,8 @@ func TestRunEndToEnd(t *testing.T) {
 	defer cancel()
 	b := openTestBus(ctx, t)
 
-	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", time.Now(),
+	read := time.Now()
+	msg, err := bus.Wrap(facts.ZpoolStatus.Name(), testHost, "zpool_status", read,
 		facts.StatusData{Source: "text", Pools: statusPools(t, "zpool-status/freebsd-raidz1-guid-unavail-was-dev.txt")})
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,12 @@ func TestRunEndToEnd(t *testing.T) {
 	if env.Schema != bus.SchemaNotification || n.Status != alert.Firing || len(n.Alerts) != 3 || n.ID != m.Headers().Get(jetstream.MsgIDHeader) {
 		raw, _ := json.MarshalIndent(n, "", " ")
 		t.Fatalf("notification:\n%s", raw)
+	}
+	// Its timing: when the fact was read, stored by the stream, judged and
+	// handed to the outbox, in that order.
+	if tm := n.Timing; tm == nil || !tm.Read.Equal(read) || tm.Published.Before(tm.Read) || tm.Judged.Before(tm.Published) ||
+		tm.Outbox.Before(tm.Judged) || time.Since(tm.Outbox) > time.Minute {
+		t.Errorf("timing %+v, fact read at %s", n.Timing, read)
 	}
 
 	// The fact was acked once its state was saved.
