@@ -20,7 +20,17 @@ import (
 	"github.com/zwatch/zwatch/model/disk"
 	"github.com/zwatch/zwatch/model/smart"
 	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/rules/internal/rulestest"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
+)
+
+// The helpers both the engine's tests and the runner's use (rulestest).
+var (
+	statusPools = rulestest.StatusPools
+	newSilence  = rulestest.NewSilence
+	noteLines   = rulestest.NoteLines
+	sentNames   = rulestest.SentNames
+	sameList    = rulestest.SameList
 )
 
 const testHost = "nas1"
@@ -40,20 +50,6 @@ func envOf(t testing.TB, kind, collector string, at time.Time, data any) bus.Env
 		t.Fatal(err)
 	}
 	return env
-}
-
-// statusPools parses a real zpool status fixture (text or -j).
-func statusPools(t testing.TB, file string) []*zfs.Pool {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools, err := zfs.ParseStatus(data)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return pools
 }
 
 // statusEnv: fixture → zpool.status message.
@@ -142,28 +138,6 @@ func find(e *Engine, name string) *alert.Alert {
 		}
 	}
 	return nil
-}
-
-func sameList(t *testing.T, got, want []string) {
-	t.Helper()
-	if len(want) == 0 && len(got) == 0 {
-		return
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
-// noteLines renders notifications as one line per alert, for scenario tests.
-func noteLines(ns []alert.Notification) []string {
-	var out []string
-	for _, n := range ns {
-		for _, a := range n.Alerts {
-			out = append(out, fmt.Sprintf("%s %s %s: %s", a.State, a.Severity, a.Name, a.Summary))
-		}
-		out = append(out, "--")
-	}
-	return out
 }
 
 type configRules = config.RulesConfig

@@ -6,58 +6,19 @@ import (
 	"time"
 
 	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/model/zfs"
+	"github.com/zwatch/zwatch/rules/internal/rulestest"
 	"github.com/zwatch/zwatch/silence"
 )
 
-// newSilence is a silence of matchers (as typed on the command line) from
-// start to end, covering up to max.
-func newSilence(t testing.TB, matchers string, start, end time.Time, max alert.Severity) silence.Silence {
-	t.Helper()
-	ms, err := silence.ParseMatchers(strings.Fields(matchers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := silence.NewID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := silence.Silence{ID: id, Matchers: ms, StartsAt: start, EndsAt: end, CreatedBy: "alice", Comment: "waiting for the new disk", MaxSeverity: max, UpdatedAt: start}
-	if err := s.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+// raidz2 is rulestest's pool, with the step these tests take.
+type raidz2 struct{ *rulestest.Raidz2 }
 
-// raidz2 is the real TrueNAS raidz2 pool tank; fail marks its first n
-// disks UNAVAIL (n = 0: all back ONLINE).
-type raidz2 struct {
-	pools []*zfs.Pool
-}
-
-func newRaidz2(t testing.TB) *raidz2 {
-	return &raidz2{pools: statusPools(t, "zpool-status/linux-truenas-raidz2-online-scrubbed-tabs.txt")}
-}
-
-func (r *raidz2) fail(n int) []*zfs.Pool {
-	p := r.pools[0]
-	p.State, p.Vdevs[0].State = "ONLINE", "ONLINE"
-	if n > 0 {
-		p.State, p.Vdevs[0].State = "DEGRADED", "DEGRADED"
-	}
-	for i, l := range p.Vdevs[0].Leaves() {
-		l.State = "ONLINE"
-		if i < n {
-			l.State = "UNAVAIL"
-		}
-	}
-	return r.pools
-}
+func newRaidz2(t testing.TB) *raidz2 { return &raidz2{rulestest.NewRaidz2(t)} }
 
 // step observes the pool with n disks failed at now and returns what is sent.
 func (r *raidz2) step(t *testing.T, e *Engine, n int, now time.Time) []string {
 	t.Helper()
-	observe(t, e, poolsEnv(t, r.fail(n), now), now)
+	observe(t, e, poolsEnv(t, r.Fail(n), now), now)
 	return noteLines(e.Tick(now))
 }
 
@@ -75,18 +36,6 @@ func tickSpan(e *Engine, from, to time.Time) []string {
 	return out
 }
 
-func sentNames(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		if l == "--" {
-			continue
-		}
-		f := strings.Fields(l)
-		out = append(out, f[0]+" "+f[1]+" "+strings.TrimSuffix(f[2], ":"))
-	}
-	return out
-}
-
 // A silence of pool tank up to warning: the DEGRADED pool's warnings are
 // not sent; when a second disk fails the critical rise is, and only it;
 // when the pool is repaired, only the alerts that were paged get their
@@ -94,7 +43,7 @@ func sentNames(lines []string) []string {
 func TestSilenceMutesWarningsButNotARise(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	e.SetSilences([]silence.Silence{newSilence(t, "pool=tank", t0, t0.Add(7*24*time.Hour), alert.Warning)})
 
 	sent := r.step(t, e, 1, t0.Add(time.Second))
@@ -123,7 +72,7 @@ func TestSilenceMutesWarningsButNotARise(t *testing.T) {
 func TestSilenceAnySeverityMutesTheRise(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	e.SetSilences([]silence.Silence{newSilence(t, "pool=tank", t0, t0.Add(24*time.Hour), alert.Critical)})
 	sent := append(r.step(t, e, 1, t0.Add(time.Second)), r.step(t, e, 2, t0.Add(time.Minute))...)
 	sent = append(sent, tickSpan(e, t0.Add(time.Minute), t0.Add(2*time.Hour))...)
@@ -137,7 +86,7 @@ func TestSilenceAnySeverityMutesTheRise(t *testing.T) {
 func TestSilenceAfterThePage(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	first := r.step(t, e, 1, t0.Add(time.Second))
 	if len(first) == 0 {
 		t.Fatal("no page before the silence")
@@ -160,7 +109,7 @@ func TestSilenceAfterThePage(t *testing.T) {
 func TestSilenceLeavesTheRestOfTheGroup(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	e.SetSilences([]silence.Silence{newSilence(t, "ScrubOverdue host=nas1", t0, t0.Add(time.Hour), alert.Warning)})
 	sent := append(r.step(t, e, 1, t0.Add(time.Second)), tickSpan(e, t0.Add(2*time.Second), t0.Add(time.Minute))...)
 	sameList(t, sentNames(sent), []string{
@@ -173,7 +122,7 @@ func TestSilenceLeavesTheRestOfTheGroup(t *testing.T) {
 func TestSilenceExpiryLetsThePageThrough(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	end := t0.Add(time.Hour)
 	s := newSilence(t, "alertname=~Vdev.*|RedundancyMargin", t0, end, alert.Warning)
 	e.SetSilences([]silence.Silence{s})
@@ -214,7 +163,7 @@ func TestSilenceLabels(t *testing.T) {
 func TestSilenceExpiryRepeatsByTheUsualRule(t *testing.T) {
 	r := newRaidz2(t)
 	e := newTestEngine()
-	observe(t, e, poolsEnv(t, r.fail(0), t0), t0)
+	observe(t, e, poolsEnv(t, r.Fail(0), t0), t0)
 	if len(r.step(t, e, 1, t0.Add(time.Second))) == 0 {
 		t.Fatal("no page before the silence")
 	}

@@ -171,8 +171,8 @@ func TestRunSilenceLifecycle(t *testing.T) {
 	pool := newRaidz2(t)
 	r.start()
 	s := r.add("pool=tank", 7*24*time.Hour, alert.Warning)
-	r.publish(pool.fail(0))
-	r.publish(pool.fail(1))
+	r.publish(pool.Fail(0))
+	r.publish(pool.Fail(1))
 	if got := r.lines(0); len(got) != 0 {
 		t.Fatalf("silenced warnings reached the outbox: %v", got)
 	}
@@ -199,7 +199,7 @@ func TestRunSilenceLifecycle(t *testing.T) {
 	}
 
 	// A second disk fails: the critical rise is above the silence.
-	r.publish(pool.fail(2))
+	r.publish(pool.Fail(2))
 	sameList(t, r.lines(0), []string{"firing critical RedundancyMargin", "firing critical VdevState", "firing critical VdevState"})
 	before := len(r.outbox())
 
@@ -244,9 +244,9 @@ func TestRunSilenceExpiredByHand(t *testing.T) {
 	r := newSilenceRig(t, ctx)
 	pool := newRaidz2(t)
 	r.start()
-	r.publish(pool.fail(0))
+	r.publish(pool.Fail(0))
 	s := r.add("alertname=VdevState", 7*24*time.Hour, alert.Warning)
-	r.publish(pool.fail(1))
+	r.publish(pool.Fail(1))
 	sameList(t, r.lines(0), []string{"firing warning PoolState", "firing warning RedundancyMargin", "firing warning ScrubOverdue"})
 	before := len(r.outbox())
 
