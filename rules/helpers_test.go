@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
@@ -26,11 +24,12 @@ import (
 
 // The helpers both the engine's tests and the runner's use (rulestest).
 var (
-	statusPools = rulestest.StatusPools
-	newSilence  = rulestest.NewSilence
-	noteLines   = rulestest.NoteLines
-	sentNames   = rulestest.SentNames
-	sameList    = rulestest.SameList
+	statusPools     = rulestest.StatusPools
+	newSilence      = rulestest.NewSilence
+	noteLines       = rulestest.NoteLines
+	sentNames       = rulestest.SentNames
+	sameList        = rulestest.SameList
+	openStateBucket = rulestest.OpenStateBucket
 )
 
 const testHost = "nas1"
@@ -158,15 +157,4 @@ func identityFor(serial, wwn string) disk.Identity { return disk.Identity{Serial
 func openTestBus(ctx context.Context, t testing.TB) *bus.Bus {
 	t.Helper()
 	return viewtest.OpenBus(ctx, t)
-}
-
-// openStateBucket is openTestBus and its state bucket.
-func openStateBucket(ctx context.Context, t testing.TB) (*bus.Bus, jetstream.KeyValue) {
-	t.Helper()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, kv
 }

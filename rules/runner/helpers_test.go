@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/rules/internal/rulestest"
 	"github.com/zwatch/zwatch/views/statusview/viewtest"
@@ -13,12 +11,13 @@ import (
 
 // The helpers both the engine's tests and the runner's use (rulestest).
 var (
-	statusPools = rulestest.StatusPools
-	newSilence  = rulestest.NewSilence
-	newRaidz2   = rulestest.NewRaidz2
-	noteLines   = rulestest.NoteLines
-	sentNames   = rulestest.SentNames
-	sameList    = rulestest.SameList
+	statusPools     = rulestest.StatusPools
+	newSilence      = rulestest.NewSilence
+	newRaidz2       = rulestest.NewRaidz2
+	noteLines       = rulestest.NoteLines
+	sentNames       = rulestest.SentNames
+	sameList        = rulestest.SameList
+	openStateBucket = rulestest.OpenStateBucket
 )
 
 // The few helpers of package rules' tests that the runner's use.
@@ -38,15 +37,4 @@ func stateKey(host string) string { return "rules.host." + bus.Token(host) }
 func openTestBus(ctx context.Context, t testing.TB) *bus.Bus {
 	t.Helper()
 	return viewtest.OpenBus(ctx, t)
-}
-
-// openStateBucket is openTestBus and its state bucket.
-func openStateBucket(ctx context.Context, t testing.TB) (*bus.Bus, jetstream.KeyValue) {
-	t.Helper()
-	b := openTestBus(ctx, t)
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, kv
 }

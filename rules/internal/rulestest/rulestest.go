@@ -5,6 +5,7 @@
 package rulestest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +14,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/views/statusview/viewtest"
+
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/silence"
 )
+
+// OpenStateBucket opens an embedded bus on a fresh state directory for
+// the rest of the test, and its state bucket.
+func OpenStateBucket(ctx context.Context, t testing.TB) (*bus.Bus, jetstream.KeyValue) {
+	t.Helper()
+	b := viewtest.OpenBus(ctx, t)
+	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, kv
+}
 
 // Testdata is the repository's testdata folder, wherever the test runs.
 func Testdata() string {
