@@ -1,9 +1,6 @@
 package rules
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/zwatch/zwatch/bus"
@@ -178,36 +175,4 @@ func declaredHandlers(handlers map[string]factHandler, declared []declaredScope)
 			handlers[g.kind().Name()] = g.handler()
 		}
 	}
-}
-
-// builtinScopes are the scopes of the engine's own evaluations (engine.go):
-// a declared scope under one of their keys would resolve their alerts.
-var builtinScopes = []string{scopeStatus, scopeCapacity, scopeARC, scopeWatcher, scopeCorrelate,
-	scopeSnapshots, scopePools, scopeKernel}
-
-// declaredScopeProblems says what is wrong with a catalogue's declared
-// scopes: two declarations under one key, a built-in key, a per-target
-// kind (its facts are one per target, the scope keeps one per host).
-func declaredScopeProblems(catalogue []Rule) []string {
-	var out []string
-	byKey := map[string]any{}
-	for _, r := range catalogue {
-		ev, ok := r.Eval.(declaredEval)
-		if !ok {
-			continue
-		}
-		g := ev.newScope()
-		key := g.key()
-		if prev, ok := byKey[key]; ok && prev != ev.declaration() {
-			out = append(out, fmt.Sprintf("scope %q is declared twice: declare it once and name that", key))
-		}
-		byKey[key] = ev.declaration()
-		if slices.Contains(builtinScopes, key) || strings.HasPrefix(key, scopeSmart) {
-			out = append(out, fmt.Sprintf("scope %q is the engine's own: pick another key", key))
-		}
-		if g.kind().PerTarget() {
-			out = append(out, fmt.Sprintf("scope %q reads %s, a per-target kind: a declared scope reads one fact per host", key, g.kind().Name()))
-		}
-	}
-	return out
 }
