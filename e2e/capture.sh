@@ -8,7 +8,8 @@
 #                                  j is self-contained and can run alone in a fresh VM; k then kbulk
 #                                  need a fresh VM of their own: the full run reboots for them; so
 #                                  does l, which boots with PCIe hotplug ports; lnative, not in the
-#                                  full run, boots with native PCIe hotplug)
+#                                  full run, boots with native PCIe hotplug; m, not in the full
+#                                  run, in a fresh VM)
 #   e2e/capture.sh readme          regenerate README.md from the manifest
 #
 # Every captured file is the command's stdout, byte for byte. A non-empty stderr is kept
@@ -55,6 +56,8 @@ declare -A NOTES=(
 
 NOTES[k]="Self-contained, in a fresh VM (its own boot in a full run): pools 'nas' (mirror virtio-ZWV0001/2), 'backup' (virtio-ZWV0003), 'offsite' (mirror of the scsi-hd scsi-...01/wwn-...02). Datasets: nas/media (mountpoint /srv/media, on the guest's ext4 root disk), nas/secret (aes-256-gcm, keyformat=raw, keylocation=file:///etc/zfs/keys/secret.key, 32 random bytes, mode 600) with child nas/secret/photos, nas/vault (keyformat=passphrase, keylocation=prompt), nas/archive (keyformat=hex file key, canmount=noauto), 'nas/My Documents' (a space), nas/legacy (mountpoint=legacy), nas/nomount (none), nas/off (canmount=off), nas/noauto, nas/ro (readonly=on), nas/quota (quota 200M, refquota 100M), nas/vol (64M volume), nas/sparsevol (sparse 1G volume). Snapshots named as sanoid/syncoid, zfs-auto-snapshot, TrueNAS (and FreeNAS 9-11), zrepl and pyznap name them, each created with the guest clock set (date -s) to the time its name says, days back; clock restored to the host's time after; k1-healthy.date-s.txt is the guest time of the capture. k2: unknown properties in -o; a dataset named on the command line that does not exist; a create/destroy loop beside zfs list to catch a dataset vanishing mid-list (k2-vanished, exit 99 = not provoked). k3: zfs send of the oldest nas/media snapshot to backup/media, then zfs send -I up to the syncoid snapshot cut at 12,000,000 bytes (head -c) into zfs receive -s -> receive_resume_token. k4: zfs unload-key of nas/secret (file), nas/vault (prompt) and nas/archive; key file moved away; a 31-byte raw key; keys loaded back. k5: zfs unmount nas/media, then files written into /srv/media (and a symlink to /etc), then zfs mount over them. k6: mountpoints with a tab and a space. k7: zpool import with nothing exported; offsite exported (the cache file from before the export kept as /root/zpool.cache.boot, as a boot that did not import it would see it), then its disks removed one by one (QMP device_del sd2, then sd1), plugged back and imported. zpool events -v after each state (then zpool events -c). Seen on 2.3.2: zpool import with nothing to import prints no pools available to import on stderr and exits 0 (k7-none, k7-both-missing); zpool import -c lists only pools that are not imported (k7-none, k7-imported: nothing while all are imported); with a device missing it first prints cachefile import failed, retrying on stdout (k7-missing, k7-both-missing); zfs load-key/unload-key and zfs mount/unmount post no zpool event (the k4 and k5 events files hold only the header), pool export/import do (sysevent.fs.zfs.pool_export, pool_import, config_sync); zfs mount over a non-empty mountpoint succeeds and hides the files (overlay=on, the default: k5-unmounted.zfs-mount.txt, k5-remounted.find-mountpoint.txt); zfs receive -s -u leaves backup/media unmounted until zfs mount -a (k3, k4-unlocked)."
 NOTES[kbulk]="After k, same VM: pool 'bulk' (virtio-ZWV0006, lz4) with 50 datasets bulk/d00..d49; 20 rounds of zfs snapshot -r bulk@autosnap_<hour>_hourly (sanoid's recursive form, hourly names, the guest clock set to each round's hour) -> 1,020 snapshots; the listing timed (5 runs, after a count). One snapshot per dataset per txg is all OpenZFS takes (kbulk.multiple-snapshots-one-fs.txt), and one round takes 10-20 s under TCG, so 50,000 real snapshots cannot be made here: benchmarks scale this listing and say so."
+
+NOTES[m]="Self-contained (run on its own in a fresh VM: capture.sh m): pool 'gone' on virtio-ZWV0006 with 8 MB written, zpool events -c, then zpool destroy gone: the events a deliberate destroy posts (m1-destroyed.zpool-events-v.txt, -H -v), and zpool import -D, which still lists the destroyed pool (m1-destroyed.zpool-import-D.txt)."
 
 say() { printf '[capture %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
@@ -347,10 +350,11 @@ readme() {
     echo "Steps run in the order a, b, d, c, c2, c3, e, f, g, h, i in one VM, each on the pool state the previous"
     echo "left; step j only uses its own pool (in this directory it may come from a separate VM boot: see .run);"
     echo "steps k and kbulk run in a fresh VM of their own (a second boot), step l in a third (with PCIe"
-    echo "hotplug ports); lnative in a fourth (native PCIe hotplug), only when asked for (capture.sh lnative)."
+    echo "hotplug ports); lnative in a fourth (native PCIe hotplug), only when asked for (capture.sh lnative);"
+    echo "m in a boot of its own, only when asked for (capture.sh m)."
     echo
     local s
-    for s in a b d c c2 c3 e f g h i j k kbulk l lnative; do
+    for s in a b d c c2 c3 e f g h i j k kbulk l lnative m; do
       echo "- **step $s**: ${NOTES[$s]}"
     done
     echo
@@ -366,6 +370,15 @@ readme() {
     echo "QMP commands sent by the host are stored as \`*.qmp-*.json\` (the QMP reply)."
   } > "$R"
   say "wrote $R"
+}
+
+step_m() {
+  say "m: the events of a zpool destroy"
+  g "zpool create -f -o ashift=12 gone '$VD6' && dd if=/dev/zero of=/gone/f bs=1M count=8 status=none && zpool sync gone && zpool events -c" || return 1
+  g "zpool destroy gone" || return 1
+  cap m1-destroyed zpool-events-v.txt "zpool events -v"
+  cap m1-destroyed zpool-events-H-v.txt "zpool events -H -v"
+  cap m1-destroyed zpool-import-D.txt "zpool import -D -d /dev/disk/by-id"
 }
 
 # shellcheck source=capture_datasets.sh

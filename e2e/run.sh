@@ -157,6 +157,7 @@ if [ $needs23 = 1 ]; then
     e2e_setup || exit 1
     has nvme && sc_nvme_inject          # checked at the end: the SMART interval runs meanwhile
     for w in "${want[@]}"; do
+      t_w=$(date +%s)
       case $w in
         provision) sc_provision ;;
         offline) sc_offline ;;
@@ -180,11 +181,13 @@ if [ $needs23 = 1 ]; then
         web) sc_web ;;
         deb|footprint) ;;   # last, below
       esac
+      case $w in deb|footprint) ;; *) figure run "scenario $w" "$(( $(date +%s) - t_w ))" s "host clock; its part of the run's wall time (CI has an hour for everything)" ;; esac
     done
     sc_restart_check
     has nvme && sc_nvme_check
-    has pollcost && sc_pollcost
-    has deb && sc_deb
+    t_w=$(date +%s); has pollcost && sc_pollcost && figure run "scenario pollcost" "$(( $(date +%s) - t_w ))" s "host clock"
+    t_w=$(date +%s); has deb && sc_deb && figure run "scenario deb (with footprint when asked)" "$(( $(date +%s) - t_w ))" s "host clock"
+    sc_destroyed
     has captured-2.1.11 && sc_captured_2111
     figure run "2.3.2 phase (boot, scenarios, before shutdown)" "$(( $(date +%s) - t0 ))" s "host clock"
     exit 0

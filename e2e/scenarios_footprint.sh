@@ -32,10 +32,13 @@ fp_read() {
 # fp_measure LABEL: VmRSS now and the CPU of the next 60 s, as figures; sets FP_RSS_KB,
 # FP_ANON_KB, FP_CPU_HW
 fp_measure() {
-  local s=footprint label=$1 a b hz anon file t0 thp rss2 anon2 file2 t1
+  local s=footprint label=$1 a b hz anon file t0 thp rss2 anon2 file2 t1 w0 w1
+  w0=$(fp_work)
   a=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
   sleep 60
   b=$(fp_read) || { bad $s "read /proc of the packaged zwatch ($label)"; return 1; }
+  w1=$(fp_work)
+  figure $s "$label: what the guest and zwatch did in those 60 s" "$(fp_work_delta "$w0" "$w1")" "" "kernel log lines (dmesg), zpool events, and zwatch_collector_runs_total per collector on the packaged zwatch's /metrics: a window that was not quiet shows here"
   hz=$(vm_run "getconf CLK_TCK")
   read -r FP_RSS_KB anon file t0 thp <<<"$a"
   FP_ANON_KB=$anon
@@ -44,6 +47,20 @@ fp_measure() {
   FP_CPU_HW=$(awk -v g="$guest_pct" -v f="$FP_SLOWDOWN" 'BEGIN{printf "%.2f", g / f}')
   figure $s "$label: VmRSS (anonymous + file pages)" "$((FP_RSS_KB / 1024)) ($((anon / 1024)) + $((file / 1024))), $((${thp:-0} / 1024)) of the anonymous in huge pages; $((rss2 / 1024)) a minute later" MiB "/proc/PID/status of the packaged zwatch.service, default intervals, info logging"
   figure $s "$label: CPU of zwatch itself over 60 s" "$guest_pct % of one emulated vCPU = $FP_CPU_HW" "% of one core, hardware-equivalent" "/proc/PID/stat utime+stime (not its zpool/smartctl children), divided by the TCG slowdown ($FP_SLOWDOWN x)"
+}
+
+# fp_work: "kmsg=N events=N collector=runs ..." now, for fp_work_delta
+fp_work() {
+  printf 'kmsg=%s events=%s ' "$(vm_run 'dmesg | wc -l')" "$(vm_run 'zpool events -H | wc -l')"
+  deb_get /metrics 2>/dev/null | awk '/^zwatch_collector_runs_total\{/ { match($0, /collector="[^"]*"/); printf "%s=%s ", substr($0, RSTART + 11, RLENGTH - 12), $NF }'
+}
+# fp_work_delta BEFORE AFTER: "name +n" for each counter that moved
+fp_work_delta() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    n = split(a, x, " "); for (i = 1; i <= n; i++) { split(x[i], kv, "="); before[kv[1]] = kv[2] }
+    n = split(b, y, " "); out = ""
+    for (i = 1; i <= n; i++) { split(y[i], kv, "="); d = kv[2] - before[kv[1]]; if (d != 0) out = out (out == "" ? "" : ", ") kv[1] " +" d }
+    print (out == "" ? "nothing" : out) }'
 }
 
 # fp_slowdown LABEL: how much slower the guest runs zwatch's code than this host (same parse,
