@@ -57,6 +57,7 @@ func factHandlers() map[string]factHandler {
 		{observe: facts.Unread[observation](facts.Maintenance)},
 		{observe: facts.HandlerOf(facts.PoolImport, observeImport)},
 		{observe: facts.HandlerOf(facts.PoolForget, observeForget)},
+		{observe: facts.HandlerOf(facts.IncidentAction, observeAction)},
 		{observe: facts.HandlerOf(facts.Datasets, observeDatasets), dedupe: true},
 		// Not deduplicated: a listing that stays the same is the news of
 		// snapshots that stopped, and its time keeps it trusted.
@@ -116,6 +117,17 @@ func observeSnapshots(o observation, env bus.Envelope, d *facts.SnapshotsData) e
 	o.h.snapshots, o.h.snapshotsAt = d, env.CollectedAt
 	o.e.evalSnapshots(o.h, o.now)
 	return nil
+}
+
+// poolDestroyed says whether a pool_destroy event is about the pool zwatch
+// knows by that name: not one of the same name whose GUID differs (the
+// event of an older pool, read late).
+func poolDestroyed(h *hostState, ev *zfs.Event) bool {
+	if ev.Pool == "" {
+		return false
+	}
+	k := h.KnownPools[ev.Pool]
+	return k == nil || k.GUID == "" || ev.PoolGUID == "" || k.GUID == ev.PoolGUID
 }
 
 func observeImport(o observation, env bus.Envelope, d *facts.PoolImportData) error {
@@ -182,6 +194,13 @@ func observeEvent(o observation, env bus.Envelope, d *facts.EventData) error {
 		return nil
 	}
 	switch d.Class {
+	case "sysevent.fs.zfs.pool_destroy":
+		if poolDestroyed(h, &d.Event) {
+			// zpool destroy is the owner's own act: the pool is not missing.
+			e.log.Info("pool destroyed", "host", env.Host, "pool", d.Pool, "guid", d.PoolGUID)
+			e.forgetPool(h, d.Pool, now)
+			e.evalPools(h, now)
+		}
 	case "ereport.fs.zfs.deadman":
 		noteDeadman(h, &d.Event, slowIOConfig.of(&e.cfg).Clear.D(), now)
 		e.evalPools(h, now)

@@ -293,3 +293,47 @@ func TestRenamedPoolIsNotMissing(t *testing.T) {
 		t.Errorf("known pools %v", k)
 	}
 }
+
+// zpool destroy is the owner's own act (capture m1: pool 'gone' destroyed,
+// ZFS posts sysevent.fs.zfs.pool_destroy): the pool is forgotten, so it is
+// not paged as missing once it leaves zpool list. Without the event, the
+// same disappearance is PoolMissing.
+func TestDestroyedPoolIsNotMissing(t *testing.T) {
+	for _, destroyed := range []bool{true, false} {
+		e := newTestEngine()
+		pools := []zfs.PoolList{{Name: "backup", Health: "ONLINE"}, {Name: "gone", Health: "ONLINE"}}
+		observe(t, e, capEnv(t, pools, nil, t0), t0)
+		now := t0.Add(time.Hour)
+		if destroyed {
+			for _, ev := range capturedEvents(t, "m1-destroyed.zpool-events-v.txt") {
+				observe(t, e, eventEnv(t, ev, now), now)
+			}
+		}
+		observe(t, e, capEnv(t, pools[:1], nil, now), now)
+		tickFor(e, now, 10*time.Minute)
+		missing := find(e, namePoolMissing)
+		if destroyed && missing != nil {
+			t.Errorf("a destroyed pool is paged as missing: %s", missing.Summary)
+		}
+		if !destroyed && missing == nil {
+			t.Error("a pool gone without a destroy event is not missing")
+		}
+		if k := e.hosts[testHost].KnownPools; destroyed == (k["gone"] != nil) {
+			t.Errorf("destroyed %v: known pools %v", destroyed, k)
+		}
+	}
+}
+
+// A destroy event of another pool that had the same name (its GUID
+// differs) forgets nothing.
+func TestDestroyOfAnOlderPoolOfTheSameName(t *testing.T) {
+	e := newTestEngine()
+	observe(t, e, poolsEnv(t, statusPools(t, cap232+"a.zpool-status-j.json"), t0), t0)
+	for _, ev := range capturedEvents(t, "m1-destroyed.zpool-events-v.txt") {
+		ev.Pool = "vault" // DERIVED: capture m1's event, renamed; its GUID is not vault's
+		observe(t, e, eventEnv(t, ev, t0), t0)
+	}
+	if e.hosts[testHost].KnownPools["vault"] == nil {
+		t.Error("vault forgotten on the destroy event of another pool")
+	}
+}
