@@ -77,6 +77,15 @@ type Follower interface {
 	Run(ctx context.Context, pub Publisher) error
 }
 
+// Opener is a Follower that says when its stream is open. From then on a
+// quiet stream counts as working: a healthy kernel log says nothing for
+// weeks, and that is not a blind spot.
+type Opener interface {
+	Follower
+	// OnOpen sets the function Run calls each time the stream opens.
+	OnOpen(func(at time.Time))
+}
+
 // PublishRead is the Collect of a collector that reads one payload per poll:
 // it publishes what read returned as one fact of kind, and publishes nothing
 // when read fails. read must return the payload kind declares.
@@ -134,7 +143,9 @@ func (e *ParseError) Error() string { return fmt.Sprintf("parse %s: %v", e.Sourc
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Loop runs c every interval until ctx ends, publishing its errors. Trigger,
-// when non-nil, asks for an immediate run (debounced by the caller).
+// when non-nil, asks for an immediate run (debounced by the caller). log
+// already names the collector (the daemon gives each its own): its lines
+// do not say it again.
 func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duration, trigger <-chan struct{}, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -145,20 +156,20 @@ func Loop(ctx context.Context, c Collector, pub Publisher, interval time.Duratio
 		err := c.Collect(ctx, pub)
 		// The timeline of a fault (event -> poll -> rule -> page) is read
 		// from these lines at debug level.
-		log.Debug("collected", "collector", c.Name(), "why", why, "took", time.Since(start).Round(time.Millisecond), "ok", err == nil)
+		log.Debug("collected", "why", why, "took", time.Since(start).Round(time.Millisecond), "ok", err == nil)
 		switch {
 		case err == nil || ctx.Err() != nil:
 		case errors.Is(err, ErrNotAvailable):
 			// A source this machine does not have is said once, not paged.
 			if !saidUnavailable {
-				log.Info("source not available on this machine; the collector keeps checking", "collector", c.Name(), "err", err)
+				log.Info("source not available on this machine; the collector keeps checking", "err", err)
 				saidUnavailable = true
 			}
 		default:
-			log.Warn("collector failed", "collector", c.Name(), "err", err)
+			log.Warn("collector failed", "err", err)
 			ce := ErrorFor(c.Name(), "", err)
 			if perr := Publish(ctx, pub, facts.CollectorError, c.Name(), ce); perr != nil && ctx.Err() == nil {
-				log.Error("publish collector error", "collector", c.Name(), "err", perr)
+				log.Error("publish collector error", "err", perr)
 			}
 		}
 		select {

@@ -58,10 +58,15 @@ type KernelLog struct {
 	// kernelQuiet, kernelEvery, kernelMaxPerSecond).
 	Quiet, Every time.Duration
 	MaxPerSecond int
+
+	opened func(time.Time) // OnOpen
 }
 
 // Name is the collector name used in envelopes.
 func (k *KernelLog) Name() string { return KernelLogName }
+
+// OnOpen sets what Run calls once the log is open.
+func (k *KernelLog) OnOpen(f func(time.Time)) { k.opened = f }
 
 // Run follows the log until ctx ends. A log this process may not read, or
 // that does not exist, is published once as a collector.error (the
@@ -80,6 +85,9 @@ func (k *KernelLog) Run(ctx context.Context, pub Publisher) error {
 		}
 		<-ctx.Done()
 		return nil
+	}
+	if k.opened != nil {
+		k.opened(time.Now())
 	}
 	fold := newKernelFold(ctx, k, pub)
 	k.log().Debug("following the kernel log", "path", k.Path, "disks_mapped", fold.ports.m.Len())

@@ -41,10 +41,15 @@ type EventFollower struct {
 	Log      *slog.Logger
 	// Now is the clock; events older than the follower's start are history.
 	Now func() time.Time
+
+	opened func(time.Time) // OnOpen
 }
 
 // Name is the collector name used in envelopes.
 func (f *EventFollower) Name() string { return "zpool_events" }
+
+// OnOpen sets what Run calls once zpool events -f has started.
+func (f *EventFollower) OnOpen(fn func(time.Time)) { f.opened = fn }
 
 // Run follows events until ctx ends or zpool exits. The caller restarts it
 // with backoff. Events already in the kernel's history when Run starts are
@@ -66,6 +71,9 @@ func (f *EventFollower) Run(ctx context.Context, pub Publisher) error {
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start zpool events -f: %w", err)
+	}
+	if f.opened != nil {
+		f.opened(now())
 	}
 	poke := newDebouncer(f.Debounce, f.Poke, f.Settled)
 	defer poke.stop()

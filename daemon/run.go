@@ -224,6 +224,9 @@ func pollComponent(c collectors.Collector, every time.Duration, trigger <-chan s
 // followComponent runs f until its stream ends; the supervisor restarts it.
 func followComponent(f collectors.Follower, pub collectors.Publisher, tr *tracker) Component {
 	tr.register(f.Name(), 0, "")
+	if o, ok := f.(collectors.Opener); ok {
+		o.OnOpen(func(at time.Time) { tr.result(f.Name(), nil, at) })
+	}
 	return Component{Name: f.Name(), Run: func(ctx context.Context) error {
 		err := f.Run(ctx, pub)
 		tr.result(f.Name(), err, time.Now())

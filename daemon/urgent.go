@@ -90,20 +90,20 @@ func urgentComponent(q *urgentQueue, c collectors.TargetCollector, pub collector
 			case <-q.wake:
 			}
 			if n := q.dropped.Swap(0); n > 0 {
-				log.Warn("urgent requests dropped: queue full", "collector", c.Name(), "dropped", n)
+				log.Warn("urgent requests dropped: queue full", "dropped", n)
 			}
 			for _, target := range q.take() {
 				err := c.CollectTarget(ctx, pub, target)
 				var skip *collectors.UrgentSkip
 				switch {
 				case err == nil:
-					log.Debug("urgent read", "collector", c.Name(), "target", target)
+					log.Debug("urgent read", "target", target)
 				case ctx.Err() != nil:
 					return nil
 				case errors.As(err, &skip):
-					log.Debug("urgent read skipped", "collector", c.Name(), "target", target, "why", skip.Why)
+					log.Debug("urgent read skipped", "target", target, "why", skip.Why)
 				default:
-					log.Warn("urgent read failed", "collector", c.Name(), "target", target, "err", err)
+					log.Warn("urgent read failed", "target", target, "err", err)
 				}
 			}
 		}

@@ -51,10 +51,14 @@ func SetSilentAfter(cfg *config.RulesConfig, d time.Duration) {
 	watcherConfig.edit(cfg, func(w *watcherSettings) { w.SilentAfter = config.Duration(d) })
 }
 
+// collectorStaleRule is machine-local: a collector runs late because the
+// machine running it is busy, which a replay of recorded facts on another
+// machine says nothing about.
 func collectorStaleRule() Rule {
 	return Rule{
-		Reads: []facts.Kind{facts.Heartbeat, facts.CollectorError},
-		Eval:  watcherEval(ruleCollectorStale),
+		Reads:        []facts.Kind{facts.Heartbeat, facts.CollectorError},
+		Eval:         watcherEval(ruleCollectorStale),
+		MachineLocal: true,
 		Config: []config.RuleSection{
 			watcherConfig,
 		},
@@ -417,11 +421,15 @@ func ruleBlindSpot(c *evalCtx) {
 		if why == "" {
 			continue
 		}
+		kind := st.ErrKind
+		if st.Disabled != "" {
+			kind = "disabled" // its tool is missing: the collector never ran
+		}
 		c.emit(cond{name: nameBlindSpot, severity: alert.Warning,
 			labels:   map[string]string{"collector": name},
 			summary:  fmt.Sprintf("%s: monitoring blind spot — %s is not running", c.h.Host, name),
 			desc:     fmt.Sprintf("zwatch cannot run the %s collector on %s: %s", name, c.h.Host, why),
-			evidence: map[string]string{"kind": st.ErrKind}})
+			evidence: map[string]string{"kind": kind}})
 	}
 }
 

@@ -75,6 +75,15 @@ func TestCommandHangsAndBlindSpot(t *testing.T) {
 	observe(t, e, errEnv("missing", "smart", t0), t0)
 	observe(t, e, heartbeat(t, t0, map[string]facts.CollectorHealth{"arc": {Disabled: "zpool not found"}}), t0)
 	sameList(t, active(e, nameBlindSpot), []string{"MonitoringBlindSpot warning collector=arc", "MonitoringBlindSpot warning collector=smart"})
+	// Every evidence line says something: a collector off for want of its
+	// tool is "disabled", not an empty kind.
+	for _, a := range e.Alerts(testHost) {
+		for k, v := range a.Evidence {
+			if a.Name == nameBlindSpot && v == "" {
+				t.Errorf("%s %s: empty evidence %q", a.Name, a.Labels["collector"], k)
+			}
+		}
+	}
 	// zpool answers again: one answer between two hangs is a flap, two in
 	// a row end the hang.
 	now := t0.Add(5 * time.Minute)

@@ -62,7 +62,7 @@ collector would; --json prints the schema documented in docs/smart-schema.md.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&input, "input", "", "parse a saved `smartctl -j -a` output instead of reading the disks; - for stdin")
+	cmd.Flags().StringVar(&input, "input", "", "parse `FILE`, a saved 'smartctl -j -a' output, instead of reading the disks; - for stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (docs/smart-schema.md)")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/zwatch/zwatch/internal/mantest"
 )
@@ -96,4 +97,24 @@ func TestGenDocsNeedsOut(t *testing.T) {
 	if _, errOut, code := run(t, "gen-docs", "--out", t.TempDir()); code != exitUsage || !strings.Contains(errOut, `SOURCE_DATE_EPOCH="yesterday"`) {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
+}
+
+// TestFlagValueNames: pflag takes the first back-quoted word of a flag's
+// usage as the name of its value (`--input FILE`); a back-quoted command in
+// a usage once made `zwatch status --help` print `--input zpool status`.
+func TestFlagValueNames(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s shows its value as %q: back-quote one word (FILE, DURATION), or quote commands with ' '", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(&globals{}))
 }

@@ -104,7 +104,7 @@ than rules.watcher.silent_after, or a pool is not ONLINE or has errors.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&input, "input", "", "read a saved `zpool status` output (text or -j JSON) instead of running zpool; - for stdin")
+	cmd.Flags().StringVar(&input, "input", "", "read `FILE`, a saved 'zpool status' output (text or -j JSON), instead of running zpool; - for stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documented JSON form (docs/status-schema.md)")
 	cmd.Flags().BoolVar(&allHosts, "all-hosts", false, "show every host on the bus: last heartbeat and pool states (docs/fleet.md)")
 	return cmd

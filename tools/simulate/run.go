@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
 	"github.com/zwatch/zwatch/model/alert"
@@ -79,6 +80,24 @@ func timingFor(o Options, userGroupWait time.Duration) timing {
 	t.poll = min(max(t.step/4, 100*time.Millisecond), time.Second)
 	t.groupWait = min(userGroupWait, t.poll)
 	return t
+}
+
+// replayed keeps the collectors of table (nil: collectors.Table()) whose
+// tools the stand-ins replay. The others would read this machine (its
+// kernel log, its disks, its pools' kstats) into the simulated host, or
+// fail against the stand-ins and say so in the log.
+func replayed(table []collectors.Spec) []collectors.Spec {
+	if table == nil {
+		table = collectors.Table()
+	}
+	var out []collectors.Spec
+	for _, s := range table {
+		switch s.Name {
+		case "zpool_list", "zpool_status", collectors.SmartCollectorName:
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // longHold: built-in pending durations (rules.AlertInfo.For) over it are
@@ -197,9 +216,11 @@ func Run(ctx context.Context, user config.Config, sc *Scenario, o Options) (*Res
 	// own if it fails (the bus could not start).
 	finished := make(chan struct{})
 	var runErr error
+	dopts := o.Daemon
+	dopts.Collectors = replayed(dopts.Collectors)
 	go func() {
 		defer close(finished)
-		runErr = daemon.Run(dctx, &cfg, o.Daemon, log)
+		runErr = daemon.Run(dctx, &cfg, dopts, log)
 	}()
 	shutdown := func() error {
 		stop()

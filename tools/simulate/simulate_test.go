@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,12 +12,14 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/catalog"
 	"github.com/zwatch/zwatch/internal/testutil"
+	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
 )
 
@@ -96,10 +99,11 @@ func TestScenariosEndToEnd(t *testing.T) {
 			ph := testutil.NewPhone[notifiers.WebhookPayload](t)
 			parent := t.TempDir()
 			var narration bytes.Buffer
+			var warned lockedBuf
 			start := time.Now()
 			res, err := Run(context.Background(), userConfig(t, ph.URL), sc, Options{
 				Speed: 100, Out: &narration, TempDir: parent,
-				Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				Log: slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, &warned), &slog.HandlerOptions{Level: slog.LevelWarn})),
 			})
 			if err != nil {
 				t.Fatalf("Run: %v\n%s", err, narration.String())
@@ -159,6 +163,25 @@ func TestScenariosEndToEnd(t *testing.T) {
 				}
 				i++
 			}
+			// A rehearsal says nothing alarming in the log: the collectors
+			// the stand-ins do not replay do not run (they failed and said
+			// so before, or read this machine into the simulated host).
+			if w := warned.String(); w != "" {
+				t.Errorf("the simulation logged warnings:\n%s", w)
+			}
+			// A resolved notice names only alerts a page named before it:
+			// its "(+N more)" is never more than the page's.
+			paged := map[string]bool{}
+			for _, p := range got {
+				for _, a := range p.Notification.Alerts {
+					if p.Status == "firing" && a.State == alert.Firing {
+						paged[a.Fingerprint] = true
+					}
+					if a.State == alert.Resolved && !paged[a.Fingerprint] {
+						t.Errorf("%q resolves %s (%s), which no page named", p.Summary, a.Name, a.Summary)
+					}
+				}
+			}
 			if last := got[len(got)-1]; last.Status != "resolved" || !strings.HasPrefix(last.Summary, "[TEST] [RESOLVED]") {
 				t.Errorf("last notification is %s %q, want everything resolved at the end", last.Status, last.Summary)
 			}
@@ -183,6 +206,24 @@ func containsAll(s string, words []string) bool {
 		}
 	}
 	return true
+}
+
+// lockedBuf keeps what the daemon's goroutines log.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type testWriter struct{ t *testing.T }
