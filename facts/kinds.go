@@ -30,6 +30,8 @@ var (
 	// PoolForget says the owner declared a pool gone for good
 	// (`zwatch forget-pool`).
 	PoolForget = Define[PoolForgetData]("zpool.forget")
+	// IncidentAction is a person's answer to an incident (`zwatch ack`).
+	IncidentAction = Define[IncidentActionData]("incident.action")
 	// Datasets is every filesystem and volume with its mount and key state.
 	Datasets = Define[DatasetsData]("zfs.datasets")
 	// Snapshots sums up every dataset's snapshots.
@@ -59,6 +61,7 @@ func Kinds() []Kind {
 		PoolKstat,
 		PoolImport,
 		PoolForget,
+		IncidentAction,
 		Datasets,
 		Snapshots,
 		ZFSVersion,

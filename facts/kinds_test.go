@@ -59,6 +59,7 @@ func TestKindsWireFormat(t *testing.T) {
 		{"zpool.kstat", false, "facts.PoolKstatData"},
 		{"zpool.import", false, "facts.PoolImportData"},
 		{"zpool.forget", false, "facts.PoolForgetData"},
+		{"incident.action", false, "facts.IncidentActionData"},
 		{"zfs.datasets", false, "facts.DatasetsData"},
 		{"zfs.snapshots", false, "facts.SnapshotsData"},
 		{"zfs.version", false, "facts.ZFSVersionData"},

@@ -203,6 +203,32 @@ type PoolForgetData struct {
 	By string `json:"by,omitempty"`
 }
 
+// IncidentActionData is the payload of zwatch.v1.<host>.incident.action:
+// a person answered an incident of the host (zwatch ack, unack, snooze).
+// Only the bus's own users can publish it: root on the machine, the
+// servers of a fleet.
+type IncidentActionData struct {
+	// Incident is the incident's ID (alert.Alert.Incident).
+	Incident string `json:"incident"`
+	// Action is ActionAck, ActionUnack or ActionSnooze.
+	Action string `json:"action"`
+	// By is who answered, Source how ("cli", "telegram", "page").
+	By      string `json:"by"`
+	Source  string `json:"source"`
+	Comment string `json:"comment,omitempty"`
+	// Until ends a snooze (the silence it made does the muting).
+	Until *time.Time `json:"until,omitempty"`
+	// Silence is the ID of the silence a snooze made.
+	Silence string `json:"silence,omitempty"`
+}
+
+// The actions of IncidentActionData.
+const (
+	ActionAck    = "ack"
+	ActionUnack  = "unack"
+	ActionSnooze = "snooze"
+)
+
 // KernelLogData is the payload of zwatch.v1.<host>.kernel.log: what the
 // kernel logged about disks, links and controllers since the previous
 // kernel.log fact. A burst of thousands of lines is folded into counts.

@@ -46,6 +46,9 @@ func RenderGuided(n alert.Notification, guide GuideFunc) Message {
 	}
 
 	v := view{Summary: m.Summary, Host: n.Host, ID: n.ID, Test: n.Test, Created: stamp(n.Created)}
+	if len(firing) > 0 {
+		v.Incident = firing[0].Incident // one group: one incident
+	}
 	single := len(n.Alerts) == 1
 	for _, a := range firing {
 		v.Firing = append(v.Firing, alertView(a, single, guide))
@@ -124,15 +127,15 @@ func alertSummary(a alert.Alert) string {
 func oneLine(s string) string { return channel.OneLine(s) }
 
 type alertItem struct {
-	Severity, Summary, Description, Since, Ended, Guide string
-	Evidence                                            [][2]string
-	ShowSummary                                         bool
+	Severity, Summary, Description, Since, Ended, Guide, Acked string
+	Evidence                                                   [][2]string
+	ShowSummary                                                bool
 }
 
 type view struct {
-	Summary, Host, ID, Created string
-	Test                       bool
-	Firing, Resolved           []alertItem
+	Summary, Host, ID, Created, Incident string
+	Test                                 bool
+	Firing, Resolved                     []alertItem
 }
 
 func alertView(a alert.Alert, single bool, guide GuideFunc) alertItem {
@@ -154,6 +157,12 @@ func alertView(a alert.Alert, single bool, guide GuideFunc) alertItem {
 	sort.Strings(keys)
 	for _, k := range keys {
 		it.Evidence = append(it.Evidence, [2]string{k, a.Evidence[k]})
+	}
+	if k := a.Ack; k != nil && a.State != alert.Resolved {
+		it.Acked = "Acknowledged by " + k.By + " (" + k.Source + ") at " + stamp(k.At)
+		if k.Comment != "" {
+			it.Acked += ": " + oneLine(k.Comment)
+		}
 	}
 	if guide != nil && a.State != alert.Resolved {
 		it.Guide = strings.TrimSpace(safeGuide(guide, a))
@@ -207,6 +216,9 @@ func renderText(v view) string {
 		if resolved && it.Ended != "" {
 			fmt.Fprintf(&b, "Resolved: %s\n", it.Ended)
 		}
+		if it.Acked != "" {
+			b.WriteString(it.Acked + "\n")
+		}
 		if it.Guide != "" {
 			b.WriteString("\nReplacement guide:\n" + it.Guide + "\n")
 		}
@@ -219,6 +231,9 @@ func renderText(v view) string {
 	}
 	for _, it := range v.Resolved {
 		item(it, true)
+	}
+	if v.Incident != "" {
+		fmt.Fprintf(&b, "\nIncident %s: `zwatch ack %s` stops the repeats; `zwatch snooze %s 24h` silences it for a day.\n", v.Incident, v.Incident, v.Incident)
 	}
 	fmt.Fprintf(&b, "\n— zwatch on %s", v.Host)
 	if v.Created != "" {
@@ -238,6 +253,7 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <p style="font-size:16px"><strong>{{.Summary}}</strong></p>
 {{range .Firing}}{{template "item" .}}{{end}}
 {{if .Resolved}}{{if .Firing}}<h3>Resolved</h3>{{end}}{{range .Resolved}}{{template "item" .}}{{end}}{{end}}
+{{if .Incident}}<p>Incident {{.Incident}}: <code>zwatch ack {{.Incident}}</code> stops the repeats; <code>zwatch snooze {{.Incident}} 24h</code> silences it for a day.</p>{{end}}
 <p style="color:#666;font-size:12px">zwatch on {{.Host}}{{if .Created}}, {{.Created}}{{end}}{{if .ID}}, notification {{.ID}}{{end}}</p>
 {{if .Test}}<p><em>This is a test: nothing is wrong.</em></p>{{end}}
 </body></html>
@@ -245,6 +261,6 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 {{if .ShowSummary}}<p><strong>{{.Severity}}</strong> {{.Summary}}</p>{{end}}
 {{if .Description}}<p>{{.Description}}</p>{{end}}
 {{if .Evidence}}<table style="border-collapse:collapse">{{range .Evidence}}<tr><td style="padding:2px 8px 2px 0;color:#555">{{index . 0}}</td><td style="font-family:monospace">{{index . 1}}</td></tr>{{end}}</table>{{end}}
-{{if .Since}}<p>Since: {{.Since}}</p>{{end}}{{if .Ended}}<p>Resolved: {{.Ended}}</p>{{end}}
+{{if .Since}}<p>Since: {{.Since}}</p>{{end}}{{if .Ended}}<p>Resolved: {{.Ended}}</p>{{end}}{{if .Acked}}<p>{{.Acked}}</p>{{end}}
 {{if .Guide}}<h3>Replacement guide</h3><pre style="font-family:monospace;white-space:pre-wrap">{{.Guide}}</pre>{{end}}
 </div>{{end}}`))

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,9 +55,10 @@ func RenderAlerts(w io.Writer, alerts []alert.Alert) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEVERITY\tSTATE\tALERT\tON\tSUMMARY")
+	fmt.Fprintln(tw, "SEVERITY\tSTATE\tINCIDENT\tALERT\tON\tSUMMARY")
 	for _, a := range sorted(alerts) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Severity, a.State, a.Name, about(a.Labels), a.Summary, SilencedNote(a.Silenced))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", a.Severity, a.State, cmp.Or(a.Incident, "-"), a.Name, about(a.Labels), a.Summary,
+			AckNote(a.Ack), SilencedNote(a.Silenced))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write alerts: %w", err)
@@ -82,6 +84,19 @@ func sorted(alerts []alert.Alert) []alert.Alert {
 	out := append([]alert.Alert(nil), alerts...)
 	sort.SliceStable(out, func(i, j int) bool { return lessAlert(&out[i], &out[j]) })
 	return out
+}
+
+// AckNote is what an acknowledged alert shows after its summary:
+// " [acknowledged by alice (telegram) at 2026-05-01 08:00]", or "".
+func AckNote(k *alert.Ack) string {
+	if k == nil {
+		return ""
+	}
+	note := " [acknowledged by " + k.By + " (" + k.Source + ") at " + k.At.Local().Format("2006-01-02 15:04")
+	if c := strings.Join(strings.Fields(k.Comment), " "); c != "" {
+		note += ": " + c
+	}
+	return note + "]"
 }
 
 // SilencedNote is what a silenced alert shows after its summary:

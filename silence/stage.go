@@ -49,6 +49,8 @@ func Label(a *alert.Alert, pool, serial, name string) string {
 		return pool
 	case "serial":
 		return serial
+	case "incident":
+		return a.Incident
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ func addCommands(root *cobra.Command, g *globals) {
 	root.AddCommand(newDisksCmd(g), newReplaceCmd(g), newProvisionCmd(g), newAlertsCmd(g), newRulesCmd(g), newNotifyCmd(g))
 	root.AddCommand(newSimulateCmd(g), newFleetCmd(g), newForgetPoolCmd(g), newForgetDiskCmd(g))
 	root.AddCommand(newHistoryCmd(g), newCheckCmd(g), newSilenceCmd(g))
+	root.AddCommand(newAckCmd(g), newUnackCmd(g), newSnoozeCmd(g))
 }
 
 // runOptions injects the replacement guide into the notifiers: every disk

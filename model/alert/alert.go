@@ -68,6 +68,30 @@ type Alert struct {
 	// Silenced is set where alerts are shown (zwatch alerts, the status
 	// page) on one a silence keeps from being sent; never in a notification.
 	Silenced *Silenced `json:"silenced,omitempty"`
+	// Incident names the incident (notification group) the alert is part
+	// of, for people to answer: zwatch ack 3f2a9c1e.
+	Incident string `json:"incident,omitempty"`
+	// Ack is set while a person has taken the alert's incident on.
+	Ack *Ack `json:"ack,omitempty"`
+}
+
+// Ack says that a person has taken an incident on: its alerts are not
+// repeated. A change for the worse (a higher severity, a new alert in the
+// incident) still pages, and a rise ends the acknowledgement.
+type Ack struct {
+	// By is who acknowledged, Source how: "cli", "telegram", "page".
+	By     string    `json:"by"`
+	Source string    `json:"source"`
+	At     time.Time `json:"at"`
+	// Severity is the alert's severity when it was acknowledged.
+	Severity Severity `json:"severity"`
+	Comment  string   `json:"comment,omitempty"`
+}
+
+// Covers reports whether the acknowledgement still holds for a: a rise
+// above the severity acknowledged pages again.
+func (k *Ack) Covers(a *Alert) bool {
+	return k != nil && a.Severity.Rank() <= k.Severity.Rank()
 }
 
 // Silenced says which silence keeps an alert from being sent (package

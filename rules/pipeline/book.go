@@ -40,6 +40,11 @@ func (b *Book) FixMaps() {
 	if b.Flushed == nil {
 		b.Flushed = map[string]time.Time{}
 	}
+	for _, t := range b.Alerts {
+		if t.Group != "" && t.A.Incident == "" { // saved before incidents had names
+			joinGroup(t, t.Group)
+		}
+	}
 }
 
 // Tracked is one alert and what has been told about it.

@@ -45,7 +45,7 @@ func (p *Pipeline) schedule(b *Book, now time.Time) (changed bool) {
 			continue
 		}
 		if t.Group == "" {
-			t.Group = p.groupKey(t)
+			joinGroup(t, p.groupKey(t))
 		}
 		g := b.Groups[t.Group]
 		at := now.Add(p.cfg.GroupWait)

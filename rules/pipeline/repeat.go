@@ -26,7 +26,8 @@ func (p *Pipeline) unsent(t *Tracked, now time.Time) (due, repeat bool) {
 		if t.LastSent == nil || t.A.Severity.Rank() > t.SentSeverity.Rank() || t.News > t.SentNews {
 			return true, false
 		}
-		if r := p.repeatOf(t.A.Severity); r > 0 && now.Sub(*t.LastSent) >= r {
+		// An acknowledged alert is not repeated: someone is on it.
+		if r := p.repeatOf(t.A.Severity); r > 0 && now.Sub(*t.LastSent) >= r && !t.A.Ack.Covers(&t.A) {
 			return true, true
 		}
 	}
@@ -89,6 +90,9 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 		for _, t := range members {
 			a := t.A
 			a.Labels = CopyMap(a.Labels)
+			if !a.Ack.Covers(&a) {
+				a.Ack = nil // worse than acknowledged: this page asks anew
+			}
 			n.Alerts = append(n.Alerts, a)
 			if a.State == alert.Firing {
 				n.Status = alert.Firing
@@ -109,6 +113,9 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 			}
 			sent := now
 			t.LastSent, t.SentSeverity, t.SentNews = &sent, t.A.Severity, t.News
+			if t.A.Ack != nil && !t.A.Ack.Covers(&t.A) {
+				t.A.Ack = nil // it got worse and paged again: to be taken on anew
+			}
 			t.Cause = nil // told: a repeat carries none
 		}
 		out = append(out, n)

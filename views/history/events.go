@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/zwatch/zwatch/bus"
+	"github.com/zwatch/zwatch/facts"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/model/zfs"
 	"github.com/zwatch/zwatch/notifiers/delivery"
@@ -64,7 +65,7 @@ func (w *writer) scanEvent(ctx context.Context, host string, p *zfs.Pool) {
 		return
 	}
 	key := host + "\x00" + kind + "\x00" + p.Name
-	end := sc.End.Unix()
+	end := sc.End.UnixNano()
 	if end <= w.scans.newest[key] {
 		return
 	}
@@ -84,7 +85,7 @@ func (w *writer) loadScans(ctx context.Context, host, kind string) error {
 		e, err := decodeEvent(m.Data())
 		if err == nil && e.Host == host && e.Kind == kind {
 			key := lk + "\x00" + e.Pool
-			w.scans.newest[key] = max(w.scans.newest[key], e.At.Unix())
+			w.scans.newest[key] = max(w.scans.newest[key], e.At.UnixNano())
 		}
 		return nil
 	})
@@ -93,6 +94,33 @@ func (w *writer) loadScans(ctx context.Context, host, kind string) error {
 	}
 	w.scans.loaded[lk] = true
 	return nil
+}
+
+// actionEvent stores a person's answer to an incident, once: the facts
+// stream hands the newest one again at each start.
+func (w *writer) actionEvent(ctx context.Context, env bus.Envelope, d *facts.IncidentActionData) {
+	if err := w.loadScans(ctx, env.Host, EventAction); err != nil {
+		w.log.Warn("history cannot read the answers it stored; this one is not recorded", "host", env.Host, "err", err)
+		return
+	}
+	key := env.Host + "\x00" + EventAction + "\x00"
+	if at := env.CollectedAt.UnixNano(); at > w.scans.newest[key] {
+		w.scans.newest[key] = at
+	} else {
+		return
+	}
+	what := map[string]string{facts.ActionAck: "acknowledged", facts.ActionUnack: "acknowledgement taken back", facts.ActionSnooze: "snoozed"}[d.Action]
+	if what == "" {
+		return
+	}
+	summary := fmt.Sprintf("incident %s %s by %s (%s)", d.Incident, what, d.By, d.Source)
+	if d.Until != nil {
+		summary += " until " + d.Until.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if d.Comment != "" {
+		summary += ": " + d.Comment
+	}
+	w.storeEvent(ctx, Event{Host: env.Host, Kind: EventAction, At: env.CollectedAt.UTC(), Status: d.Action, Incident: d.Incident, Summary: summary})
 }
 
 // notification stores each alert of a notification as it went out: its
@@ -159,7 +187,7 @@ func decodeEvent(b []byte) (Event, error) {
 }
 
 // EventKinds are the kinds Events knows.
-var EventKinds = []string{EventScrub, EventResilver, EventAlert}
+var EventKinds = []string{EventScrub, EventResilver, EventAlert, EventAction}
 
 // Events are host's events from..to, oldest first, of the kinds given (all
 // when none); at most MaxEvents, the newest.

@@ -84,6 +84,8 @@ const (
 	EventScrub    = "scrub"
 	EventResilver = "resilver"
 	EventAlert    = "alert"
+	// EventAction is a person's answer to an incident (zwatch ack).
+	EventAction = "action"
 )
 
 // Event is one thing that happened once: a scrub or resilver that ended, an
@@ -105,4 +107,6 @@ type Event struct {
 	Status      string `json:"status,omitempty"` // firing, resolved
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Summary     string `json:"summary,omitempty"`
+	// Action: the incident answered (Status is the action).
+	Incident string `json:"incident,omitempty"`
 }

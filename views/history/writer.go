@@ -87,6 +87,7 @@ func factHandlers() *facts.Handlers[factIn] {
 	facts.On(&hs, facts.ZpoolCapacity, capacityFact)
 	facts.On(&hs, facts.ZpoolStatus, statusFact)
 	facts.OnPart(&hs, facts.Smart, smartFact)
+	facts.On(&hs, facts.IncidentAction, actionFact)
 	return &hs
 }
 
@@ -128,6 +129,15 @@ func (in factIn) admit(env bus.Envelope) bool {
 		return false
 	}
 	return true
+}
+
+// actionFact records an answer to an incident; not sampled: each counts.
+func actionFact(in factIn, env bus.Envelope, d *facts.IncidentActionData) error {
+	if bus.Token(env.Host) != in.hostToken {
+		return nil
+	}
+	in.w.actionEvent(in.ctx, env, d)
+	return nil
 }
 
 func capacityFact(in factIn, env bus.Envelope, d *facts.CapacityData) error {

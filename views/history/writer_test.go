@@ -59,7 +59,7 @@ func TestSmartReadingIsPartOfTheReport(t *testing.T) {
 	if err := facts.CheckPart[smartReading, smart.Report](); err != nil {
 		t.Error(err)
 	}
-	if got := factSubjects(); !slices.Equal(got, []string{"zwatch.v1.*.zpool.capacity", "zwatch.v1.*.zpool.status", "zwatch.v1.*.smart.>"}) {
+	if got := factSubjects(); !slices.Equal(got, []string{"zwatch.v1.*.zpool.capacity", "zwatch.v1.*.zpool.status", "zwatch.v1.*.smart.>", "zwatch.v1.*.incident.action"}) {
 		t.Errorf("factSubjects() = %v", got)
 	}
 }

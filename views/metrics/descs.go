@@ -24,7 +24,7 @@ type descs struct {
 	arcHits, arcMisses, arcDemandDataHits, arcDemandDataMisses           *prometheus.Desc
 	arcDemandMetaHits, arcDemandMetaMisses, arcPrefetchHits, arcPrefMiss *prometheus.Desc
 	arcL2Hits, arcL2Misses, arcThrottle, arcAt                           *prometheus.Desc
-	alerts                                                               *prometheus.Desc
+	alerts, alertsAcked                                                  *prometheus.Desc
 	outboxBacklog, outboxDead, outboxAckFloor                            *prometheus.Desc
 	collInterval, collLastOK, collUp, collDisabled, collDuration         *prometheus.Desc
 	collRuns, collErrors                                                 *prometheus.Desc
@@ -134,6 +134,8 @@ func newDescs() *descs {
 		arcAt:               d("zwatch_arc_timestamp_seconds", "When the ARC statistics were collected, in Unix seconds.", "host"),
 
 		alerts: d("zwatch_alerts", "Alerts zwatch's rules hold for the host, by name, severity and state (firing, pending).", "host", "alertname", "severity", "state"),
+		alertsAcked: d("zwatch_alerts_acknowledged", "Firing alerts of the host that a person acknowledged (zwatch ack, a phone's answer): not repeated while the acknowledgement holds.",
+			"host", "alertname", "severity"),
 
 		outboxBacklog:  d("zwatch_outbox_backlog", "Notifications not yet delivered to the channel (waiting or being retried).", outboxLabel...),
 		outboxDead:     d("zwatch_outbox_dead_letters", "Notifications the channel gave up on, still kept in the dead-letter stream.", outboxLabel...),

@@ -75,9 +75,10 @@ func degradedHost() statusview.Host {
 			Name: "old", State: "SPLIT", StatusAt: &at,
 			Scan: zfs.Scan{Function: zfs.ScanScrub, State: zfs.ScanStateFinished, End: &end, Errors: 2, RepairedBytes: 4096},
 		}},
-		ARC:    &zfs.ARC{SizeBytes: 1 << 30, Hits: 900, Misses: 100},
-		ARCAt:  &at,
-		Alerts: []alert.Alert{{Name: "PoolDegraded", Severity: alert.Critical, State: alert.Firing}, {Name: "DiskErrors", Severity: alert.Warning, State: alert.Firing}, {Name: "DiskErrors", Severity: alert.Warning, State: alert.Firing}},
+		ARC:   &zfs.ARC{SizeBytes: 1 << 30, Hits: 900, Misses: 100},
+		ARCAt: &at,
+		Alerts: []alert.Alert{{Name: "PoolDegraded", Severity: alert.Critical, State: alert.Firing}, {Name: "DiskErrors", Severity: alert.Warning, State: alert.Firing}, {Name: "DiskErrors", Severity: alert.Warning, State: alert.Firing,
+			Ack: &alert.Ack{By: "alice", Source: "cli", Severity: alert.Warning}}},
 	}
 }
 
@@ -113,6 +114,7 @@ func TestScrapeDegradedPool(t *testing.T) {
 		{"zwatch_vdev_checksum_errors", map[string]string{"vdev": "ata-WDC_WD40EFRX-68N32N0_WD-WCC7K0000001"}, 12},
 		{"zwatch_vdev_disk_info", map[string]string{"vdev": "virtio-ZWV0001", "serial": "ZWV0001", "bay": "pci 0000:00:05.0"}, 1},
 		{"zwatch_alerts", map[string]string{"alertname": "DiskErrors", "severity": "warning", "state": "firing"}, 2},
+		{"zwatch_alerts_acknowledged", map[string]string{"alertname": "DiskErrors", "severity": "warning"}, 1},
 		{"zwatch_outbox_backlog", map[string]string{"channel": "phone", "type": "ntfy"}, 2},
 		{"zwatch_outbox_dead_letters", map[string]string{"channel": "phone"}, 1},
 		{"zwatch_collector_errors_total", map[string]string{"collector": "zpool_status"}, 2},

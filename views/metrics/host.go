@@ -75,6 +75,18 @@ func (c *viewCollector) alerts(e *emitter, host string, as []alert.Alert) {
 	})
 	for _, k := range keys {
 		e.gauge(c.d.alerts, float64(counts[k]), host, k.name, k.severity, k.state)
+		if k.state != string(alert.Firing) {
+			continue
+		}
+		n := 0
+		for _, a := range as {
+			if a.Ack != nil && a.State == alert.Firing && a.Name == k.name && string(a.Severity) == k.severity {
+				n++
+			}
+		}
+		if n > 0 {
+			e.gauge(c.d.alertsAcked, float64(n), host, k.name, k.severity)
+		}
 	}
 }
 

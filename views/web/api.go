@@ -284,9 +284,9 @@ func eventKinds(r *http.Request) ([]string, error) {
 	}
 	for _, k := range kinds {
 		switch k {
-		case history.EventScrub, history.EventResilver, history.EventAlert:
+		case history.EventScrub, history.EventResilver, history.EventAlert, history.EventAction:
 		default:
-			return nil, badParam("kind", "%q: want scrub, resilver or alert (comma separated)", k)
+			return nil, badParam("kind", "%q: want scrub, resilver, alert or action (comma separated)", k)
 		}
 	}
 	return kinds, nil

@@ -86,7 +86,7 @@ func TestAPIAnswersAndRefusesBadParameters(t *testing.T) {
 		{"/api/history?source=vm/a", http.StatusBadRequest, "parameter source"},
 		{"/api/history", http.StatusBadRequest, "parameter source"},
 		{"/api/history?host=nas9&source=disk/X", http.StatusNotFound, `no host "nas9"`},
-		{"/api/events?kind=reboot", http.StatusBadRequest, `parameter kind: "reboot": want scrub, resilver or alert`},
+		{"/api/events?kind=reboot", http.StatusBadRequest, `parameter kind: "reboot": want scrub, resilver, alert or action`},
 		{"/api/events?host=nas9", http.StatusNotFound, "no host"},
 		{"/api/events?range=0s", http.StatusBadRequest, "parameter range"},
 	} {
