@@ -31,6 +31,9 @@ type NotifyConfig struct {
 	// SendTimeout bounds one delivery attempt to one service.
 	SendTimeout Duration        `yaml:"send_timeout"`
 	Channels    []ChannelConfig `yaml:"channels"`
+	// Escalation sends a critical incident nobody acknowledged to further
+	// channels, step by step (escalation.go).
+	Escalation []EscalationStep `yaml:"escalation"`
 }
 
 // ChannelType is one kind of channel (email, ntfy, ...), as the catalogue
@@ -295,6 +298,7 @@ func (n *NotifyConfig) validate(p string, errs *Errors, cat Catalog) {
 		n.Channels[i].validate(fmt.Sprintf("%s.channels[%d]", p, i), errs, cat)
 	}
 	n.nameURLChannels()
+	n.validateEscalation(p, errs)
 	seen := map[string]string{}
 	for i := range n.Channels {
 		c := &n.Channels[i]

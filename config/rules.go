@@ -40,6 +40,10 @@ type RulesConfig struct {
 	// MarkTest marks every notification as a test (zwatch simulate); not
 	// settable from the file.
 	MarkTest bool `yaml:"-"`
+	// Escalate are notify.escalation's delays (NotifyConfig.EscalationAfters):
+	// the engine's part of escalation; set by whoever runs the engine, not
+	// from the rules: section.
+	Escalate []time.Duration `yaml:"-"`
 	// GroupBy names the labels, besides host (always), that split
 	// notifications into groups. Default: [pool].
 	GroupBy []string `yaml:"group_by" doc:"labels that split notifications (host is always one)"`

@@ -28,7 +28,7 @@ func fleetRules(b *bus.Bus, cfg *config.Config, ropts runner.Options, log *slog.
 			return err // the supervisor tries again
 		}
 		run := func(ctx context.Context, o runner.Options) error {
-			return runner.RunWith(ctx, b, cfg.Rules, o, log.With("part", "rules"))
+			return runner.RunWith(ctx, b, rulesConfig(cfg), o, log.With("part", "rules"))
 		}
 		if n <= 1 {
 			return fleet.Lead(ctx, b.JS, fleet.RulesLease, holder, cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, lease,

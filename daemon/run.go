@@ -87,6 +87,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			// A simulation's notifications are tests: its stand-in pools and
 			// alerts must not become sensors next to the real ones.
 			nopts.Inventory = notifiers.NewInventoryFeed()
+			nopts.Answers = answers(cfg, b, log)
 		}
 		if path, err = delivery.NewService(b, cfg.Notify, nopts, cfg.Host, cfg.StateDir, log); err != nil {
 			return err
@@ -115,7 +116,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			}
 		}
 		runRules := func(ctx context.Context) error {
-			return runner.RunWith(ctx, b, cfg.Rules, ropts, log.With("part", "rules"))
+			return runner.RunWith(ctx, b, rulesConfig(cfg), ropts, log.With("part", "rules"))
 		}
 		if !b.Embedded() {
 			runRules = fleetRules(b, cfg, ropts, log)
@@ -210,6 +211,14 @@ func collectorComponents(cfg *config.Config, specs []collectors.Spec, pub collec
 		}
 	}
 	return comps
+}
+
+// rulesConfig is what the rule engine runs with: the rules: section, and
+// the part of notify: it applies itself (escalation's delays).
+func rulesConfig(cfg *config.Config) config.RulesConfig {
+	r := cfg.Rules
+	r.Escalate = cfg.Notify.EscalationAfters()
+	return r
 }
 
 // pollComponent runs c every interval, and at once when poked.

@@ -24,6 +24,9 @@ type Channel struct {
 	SendResolved bool
 	Pools        []string
 	Alerts       []string
+	// EscalationStep is the notify.escalation step (from 1) the channel
+	// belongs to; 0 for a channel that gets the usual pages.
+	EscalationStep int
 	// Sender delivers to the channel's service.
 	Sender channel.Sender
 }
@@ -56,7 +59,7 @@ func Build(cfg config.NotifyConfig) ([]Channel, error) {
 		}
 		out = append(out, Channel{
 			Name: cc.Name, Type: cc.Type, MinSeverity: sev, SendResolved: cc.Resolved(),
-			Pools: cc.Route.Pools, Alerts: cc.Route.Alerts, Sender: s,
+			Pools: cc.Route.Pools, Alerts: cc.Route.Alerts, Sender: s, EscalationStep: cfg.EscalationStepOf(cc.Name),
 		})
 	}
 	return out, errors.Join(errs...)
@@ -114,6 +117,9 @@ func (c *Channel) Fix(err error) string { return channel.Fix(c.Sender, err) }
 // nothing is left: alerts below its severity, outside its route, resolved
 // notices it does not want, and reports about its own failures are dropped.
 func (c *Channel) Select(n alert.Notification) (alert.Notification, bool) {
+	if !c.escalationWants(n) {
+		return n, false
+	}
 	var keep []alert.Alert
 	for _, a := range n.Alerts {
 		if a.Severity.Rank() < c.MinSeverity.Rank() {
@@ -142,6 +148,16 @@ func (c *Channel) Select(n alert.Notification) (alert.Notification, bool) {
 		}
 	}
 	return out, true
+}
+
+// escalationWants: an escalation page goes to its step's channels only; an
+// escalation channel otherwise hears only the incidents escalated to it
+// (their repeats, rises and end), nothing else.
+func (c *Channel) escalationWants(n alert.Notification) bool {
+	if n.Escalation > 0 {
+		return c.EscalationStep == n.Escalation
+	}
+	return c.EscalationStep == 0 || n.Escalated >= c.EscalationStep
 }
 
 func (c *Channel) routes(a alert.Alert) bool {

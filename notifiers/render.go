@@ -46,6 +46,9 @@ func RenderGuided(n alert.Notification, guide GuideFunc) Message {
 	}
 
 	v := view{Summary: m.Summary, Host: n.Host, ID: n.ID, Test: n.Test, Created: stamp(n.Created)}
+	if n.Escalation > 0 {
+		v.Escalated = fmt.Sprintf("Nobody has acknowledged this critical incident, so it comes to you (escalation step %d).", n.Escalation)
+	}
 	if len(firing) > 0 {
 		v.Incident = firing[0].Incident // one group: one incident
 	}
@@ -94,6 +97,9 @@ func summaryLine(n alert.Notification, firing, resolved []alert.Alert) string {
 	if n.Test {
 		b.WriteString("[TEST] ")
 	}
+	if n.Escalation > 0 {
+		b.WriteString("[ESCALATED] ")
+	}
 	switch {
 	case len(firing) > 0:
 		fmt.Fprintf(&b, "[%s] %s", strings.ToUpper(string(firing[0].Severity)), alertSummary(firing[0]))
@@ -133,9 +139,9 @@ type alertItem struct {
 }
 
 type view struct {
-	Summary, Host, ID, Created, Incident string
-	Test                                 bool
-	Firing, Resolved                     []alertItem
+	Summary, Host, ID, Created, Incident, Escalated string
+	Test                                            bool
+	Firing, Resolved                                []alertItem
 }
 
 func alertView(a alert.Alert, single bool, guide GuideFunc) alertItem {
@@ -192,6 +198,9 @@ func renderText(v view) string {
 	var b strings.Builder
 	b.WriteString(v.Summary)
 	b.WriteString("\n")
+	if v.Escalated != "" {
+		b.WriteString("\n" + v.Escalated + "\n")
+	}
 	item := func(it alertItem, resolved bool) {
 		b.WriteString("\n")
 		if it.ShowSummary {
@@ -251,6 +260,7 @@ func renderText(v view) string {
 var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <html><body style="font-family:sans-serif;font-size:14px;line-height:1.4">
 <p style="font-size:16px"><strong>{{.Summary}}</strong></p>
+{{with .Escalated}}<p><strong>{{.}}</strong></p>{{end}}
 {{range .Firing}}{{template "item" .}}{{end}}
 {{if .Resolved}}{{if .Firing}}<h3>Resolved</h3>{{end}}{{range .Resolved}}{{template "item" .}}{{end}}{{end}}
 {{if .Incident}}<p>Incident {{.Incident}}: <code>zwatch ack {{.Incident}}</code> stops the repeats; <code>zwatch snooze {{.Incident}} 24h</code> silences it for a day.</p>{{end}}

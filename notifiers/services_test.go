@@ -20,7 +20,7 @@ func TestServicesTable(t *testing.T) {
 	}{
 		{"email", []string{"smtp", "from", "to"}},
 		{"pushover", []string{"token", "user", "api_url", "devices", "priority"}},
-		{"telegram", []string{"token", "chat_ids", "api_url"}},
+		{"telegram", []string{"token", "chat_ids", "api_url", "answer_users"}},
 		{"ntfy", []string{"url", "topic", "token", "username", "password", "priority"}},
 		{"gotify", []string{"url", "token", "priority"}},
 		{"discord", []string{"webhook_url"}},

@@ -72,6 +72,7 @@ func (e *Engine) newPipeline() *pipeline.Pipeline {
 		RepeatCritical: e.cfg.RepeatCritical.D(), RepeatWarning: e.cfg.RepeatWarning.D(),
 		GroupBy: e.cfg.GroupBy, GroupWait: e.cfg.GroupWait.D(), GroupInterval: e.cfg.GroupInterval.D(),
 		AtOnce: e.rules.atOnce, Inhibit: e.rules.inhibit, MarkTest: e.cfg.MarkTest, Unkeep: unkeep,
+		Escalate: e.cfg.Escalate,
 	})
 }
 
@@ -104,10 +105,11 @@ func (e *Engine) inhibit(h *hostState) {
 // flush sends every group of h whose time has come.
 func (e *Engine) flush(h *hostState, now time.Time) []alert.Notification {
 	out, changed := e.pipe.Flush(&h.Book, h.Host, e.beforeFlush, now)
-	if changed {
+	up, escalated := e.pipe.Escalate(&h.Book, h.Host, now)
+	if changed || escalated {
 		h.dirty = true
 	}
-	return out
+	return append(out, up...)
 }
 
 // DueFor reports whether a notification of host is ready to go now, so

@@ -9,12 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/collectors"
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/model/alert"
-	"github.com/zwatch/zwatch/rules"
+	"github.com/zwatch/zwatch/incident"
 	"github.com/zwatch/zwatch/silence"
 )
 
@@ -78,11 +75,10 @@ and why; zwatch silence expire ends it early.`,
 }
 
 // answerIncident sends answer about incident id to the host whose incident
-// it is, after checking that it fires; a snooze (for snoozeFor) first makes
-// its silence.
+// it is (incident.Answer); a snooze lasts snoozeFor.
 func answerIncident(cmd *cobra.Command, g *globals, id string, answer facts.IncidentActionData, snoozeFor ...time.Duration) error {
 	id = strings.ToLower(strings.TrimSpace(id))
-	if len(id) != 8 || strings.Trim(id, "0123456789abcdef") != "" {
+	if !incident.ValidID(id) {
 		return withCode(exitUsage, fmt.Errorf("%q is not an incident ID: eight hex digits such as 3f2a9c1e (zwatch alerts lists them)", id))
 	}
 	answer.Incident, answer.By, answer.Source = id, whoAmI(), "cli"
@@ -100,73 +96,27 @@ func answerIncident(cmd *cobra.Command, g *globals, id string, answer facts.Inci
 		return withCode(exitNoData, err)
 	}
 	defer b.Close()
-	cur, err := rules.ReadCurrent(ctx, b)
-	if err != nil {
-		return withCode(exitNoData, err)
+	var d time.Duration
+	if len(snoozeFor) > 0 {
+		d = snoozeFor[0]
 	}
-	var members []alert.Alert
-	for _, a := range cur.Active() {
-		if a.Incident == id && a.State == alert.Firing {
-			members = append(members, a)
-		}
-	}
-	if len(members) == 0 {
+	res, err := incident.Answer(ctx, b, answer, d)
+	if errors.Is(err, incident.ErrNotFiring) {
 		return withCode(exitNoData, fmt.Errorf("no incident %s fires now (it may have resolved): zwatch alerts lists the incidents", id))
 	}
-	host := members[0].Labels["host"]
+	if err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
-	var short string
-	if answer.Action == facts.ActionSnooze {
-		s, err := snoozeSilence(ctx, b, id, host, members, answer, snoozeFor[0])
-		if err != nil {
-			return err
-		}
-		answer.Silence, answer.Until, short = s.ID, &s.EndsAt, s.Short()
-	}
-	pub := &collectors.BusPublisher{Bus: b, Host: host}
-	if err := collectors.Publish(ctx, pub, facts.IncidentAction, "cli", answer); err != nil {
-		return fmt.Errorf("send the answer to incident %s: %w", id, err)
-	}
 	switch answer.Action {
 	case facts.ActionAck:
 		fmt.Fprintf(out, "Incident %s on %s acknowledged by %s: its %d alert(s) are not repeated; a change for the worse pages again (zwatch unack %s takes it back).\n",
-			id, host, answer.By, len(members), id)
+			id, res.Host, answer.By, len(res.Alerts), id)
 	case facts.ActionUnack:
-		fmt.Fprintf(out, "Incident %s on %s is no longer acknowledged: its page repeats again.\n", id, host)
+		fmt.Fprintf(out, "Incident %s on %s is no longer acknowledged: its page repeats again.\n", id, res.Host)
 	case facts.ActionSnooze:
 		fmt.Fprintf(out, "Incident %s on %s snoozed until %s by silence %s (zwatch silence expire %s ends it early).\n",
-			id, host, answer.Until.Local().Format("2006-01-02 15:04 MST"), answer.Silence, short)
+			id, res.Host, res.Silence.EndsAt.Local().Format("2006-01-02 15:04 MST"), res.Silence.ID, res.Silence.Short())
 	}
 	return nil
-}
-
-// snoozeSilence makes the silence of a snooze: incident id on host, up to
-// the worst severity of its alerts now.
-func snoozeSilence(ctx context.Context, b *bus.Bus, id, host string, members []alert.Alert, answer facts.IncidentActionData, d time.Duration) (silence.Silence, error) {
-	ms, err := silence.ParseMatchers([]string{"incident=" + id, "host=" + host})
-	if err != nil {
-		return silence.Silence{}, err
-	}
-	now := time.Now().UTC().Truncate(time.Second)
-	comment := answer.Comment
-	if comment == "" {
-		comment = "snoozed by " + answer.By
-	}
-	s := silence.Silence{Matchers: ms, CreatedBy: answer.By, Comment: comment, StartsAt: now, UpdatedAt: now, EndsAt: now.Add(d), MaxSeverity: alert.Info}
-	for _, a := range members {
-		if a.Severity.Rank() > s.MaxSeverity.Rank() {
-			s.MaxSeverity = a.Severity
-		}
-	}
-	if s.ID, err = silence.NewID(); err != nil {
-		return s, err
-	}
-	kv, err := b.JS.KeyValue(ctx, bus.StateBucket)
-	if err != nil {
-		return s, withCode(exitNoData, fmt.Errorf("open the state bucket %s: %w (an agent's credentials cannot snooze: run this on a server)", bus.StateBucket, err))
-	}
-	if err := silence.Create(ctx, kv, &s); err != nil {
-		return s, errors.Join(fmt.Errorf("snooze incident %s", id), err)
-	}
-	return s, nil
 }

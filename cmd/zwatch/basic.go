@@ -8,7 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/daemon"
+	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/answer"
+	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -81,6 +85,9 @@ config as its list of errors, each with its key, value and problem.`,
 			for _, w := range l.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
+			for _, n := range answerNotes(l.Config.Notify) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "# %s: valid\n%s", l.Path, out)
 			return nil
 		},
@@ -120,3 +127,35 @@ func isUsageError(err error) bool {
 }
 
 var errUsage = errors.New("usage")
+
+// answerNotes says, channel by channel, whether a page can be answered
+// from its app (channel.Answering with someone allowed to), or only with
+// zwatch ack on the box.
+func answerNotes(cfg config.NotifyConfig) []string {
+	chans, err := notifiers.Build(cfg)
+	if err != nil {
+		return nil // the config's own check said what is wrong
+	}
+	var can, cannot []string
+	hint := ""
+	for _, c := range chans {
+		a, ok := c.Sender.(channel.Answering)
+		switch {
+		case ok && a.EnableAnswers(answer.Key(make([]byte, 32)), c.Name):
+			can = append(can, c.Name+" ("+c.Type+")")
+		case ok:
+			cannot = append(cannot, c.Name+" ("+c.Type+")")
+			hint = " (" + c.Name + " could: list who may answer in its answer_users)"
+		default:
+			cannot = append(cannot, c.Name+" ("+c.Type+")")
+		}
+	}
+	var out []string
+	if len(can) > 0 {
+		out = append(out, "pages can be answered (acknowledge, snooze) from the app of "+strings.Join(can, ", "))
+	}
+	if len(cannot) > 0 {
+		out = append(out, "pages of "+strings.Join(cannot, ", ")+" cannot carry an answer: answer them with zwatch ack/snooze INCIDENT on the box"+hint)
+	}
+	return out
+}

@@ -31,7 +31,7 @@ func Stages() []Stage {
 		{"Read: the tools' output, parsed into models", []string{"model", "internal/execx", "internal/mountcheck"}},
 		{"Collect: one collector per source publishes typed facts", []string{"collectors", "facts"}},
 		{"Carry: the bus, its streams and its state bucket", []string{"bus"}},
-		{"Judge: rules turn facts into alerts", []string{"rules", "silence"}},
+		{"Judge: rules turn facts into alerts, and a person answers them", []string{"rules", "silence", "incident"}},
 		{"Deliver: the outbox and one folder per channel", []string{"notifiers"}},
 		{"Show: what a person looks at and looks back on", []string{"views"}},
 		{"Run: the daemon and the fleet", []string{"daemon", "fleet", "cmd", "internal/neighbours"}},

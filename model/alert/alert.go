@@ -152,6 +152,14 @@ type Notification struct {
 	// Timing is when the fact that made it due was made and moved, when
 	// known (a repeat has none): the latency budget of the page.
 	Timing *Timing `json:"timing,omitempty"`
+	// Escalation, from 1, marks the page of an unacknowledged critical
+	// incident sent to the channels of notify.escalation's step of that
+	// number, and only to them.
+	Escalation int `json:"escalation,omitempty"`
+	// Escalated is how many escalation steps the incident has reached: the
+	// channels of those steps receive its later notices too (its repeats,
+	// a rise, the resolved notice), besides the usual channels.
+	Escalated int `json:"escalated,omitempty"`
 }
 
 // Timing is the path of the fact behind a notification, leg by leg, so a

@@ -3,11 +3,12 @@
 // Service value its folder exports, and the plumbing most of them need
 // (HTTP calls with redacted errors, length limits, fix hints, validation
 // helpers). Service folders (notifiers/email, notifiers/ntfy, ...) import
-// only this package and config; package notifiers imports them.
+// only this package, config and answer; package notifiers imports them.
 package channel
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/zwatch/zwatch/config"
+	"github.com/zwatch/zwatch/notifiers/answer"
 )
 
 // Sender delivers one rendered notification to one service. An error names
@@ -32,6 +34,16 @@ type Sender interface {
 // a channel without it probes with the queued notification itself.
 type Prober interface {
 	Probe(ctx context.Context) error
+}
+
+// Answering is implemented by senders whose pages can be answered from the
+// channel's own app (Telegram's buttons). EnableAnswers makes the pages of
+// the channel named name carry the answers key signs, and reports false
+// when the channel's config lets nobody answer; Answers then reads the
+// answers until ctx ends, carrying each out with do.
+type Answering interface {
+	EnableAnswers(key answer.Key, name string) bool
+	Answers(ctx context.Context, do answer.Func, log *slog.Logger) error
 }
 
 // Diagnoser is implemented by senders that know their service: Fix asks it

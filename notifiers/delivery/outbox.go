@@ -17,6 +17,7 @@ import (
 	"github.com/zwatch/zwatch/internal/recent"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers"
+	"github.com/zwatch/zwatch/notifiers/answer"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -38,6 +39,17 @@ type Options struct {
 	// Inventory, when set, carries every host's pools and disks to the
 	// channels whose senders implement channel.InventoryReceiver. Optional.
 	Inventory *notifiers.InventoryFeed
+	// Answers, when set, lets the channels whose senders carry answers
+	// (channel.Answering: Telegram's buttons) put them on pages and read
+	// the taps. Optional.
+	Answers *Answers
+}
+
+// Answers is what carries a person's answer from a channel back to zwatch:
+// the key that signs the buttons, and what an answer does.
+type Answers struct {
+	Key answer.Key
+	Do  answer.Func
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -64,6 +76,10 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 	for i := range chans {
 		w := newWorker(b, &chans[i], cfg, opts, log)
 		wg.Go(func() { w.run(ctx) })
+		if a, ok := chans[i].Sender.(channel.Answering); ok && opts.Answers != nil && a.EnableAnswers(opts.Answers.Key, chans[i].Name) {
+			log.Info("answers from the channel's app are on", "channel", chans[i].Name)
+			wg.Go(func() { _ = a.Answers(ctx, opts.Answers.Do, w.log) })
+		}
 		if r, ok := chans[i].Sender.(channel.InventoryReceiver); ok && opts.Inventory != nil {
 			wg.Go(func() {
 				opts.Inventory.Feed(ctx, w.ch, r, w.timeout, func(failed uint64) time.Duration { return backoff(failed, w.initial, w.max) }, w.log)

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zwatch/zwatch/internal/strutil"
+	"github.com/zwatch/zwatch/notifiers/answer"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -22,6 +24,12 @@ type Sender struct {
 	// another chat failed, so a retry does not repeat it to them.
 	mu   sync.Mutex
 	sent map[string]map[string]bool
+	// answerers are the user ids answer_users lets answer; key and name
+	// are set by EnableAnswers, poll is getUpdates' long-poll (answers.go).
+	answerers map[int64]bool
+	key       answer.Key
+	name      string
+	poll      time.Duration
 }
 
 var (
@@ -32,7 +40,14 @@ var (
 // New builds the sender for c.
 func New(c Config, env channel.Env) *Sender {
 	api := strutil.FirstNonEmpty(strings.TrimRight(c.APIURL, "/"), DefaultAPI)
-	return &Sender{api: api, token: c.Token.Value, customAPI: c.APIURL != "", chats: c.ChatIDs, client: env.HTTP, sent: map[string]map[string]bool{}}
+	s := &Sender{api: api, token: c.Token.Value, customAPI: c.APIURL != "", chats: c.ChatIDs, client: env.HTTP, sent: map[string]map[string]bool{},
+		answerers: map[int64]bool{}, poll: pollTimeout}
+	for _, u := range c.AnswerUsers {
+		if id, err := strconv.ParseInt(u, 10, 64); err == nil {
+			s.answerers[id] = true
+		}
+	}
+	return s
 }
 
 // Send delivers m to every chat that has not had it yet.
@@ -48,6 +63,9 @@ func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 			"text":                     channel.CutUTF16(m.Text, textMax),
 			"disable_web_page_preview": true,
 			"disable_notification":     m.Silent(),
+		}
+		if kb := t.buttons(m); kb != nil {
+			payload["reply_markup"] = kb
 		}
 		err := channel.Do(ctx, t.client, channel.Request{
 			Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",

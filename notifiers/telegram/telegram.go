@@ -30,6 +30,9 @@ type Config struct {
 	ChatIDs []string `yaml:"chat_ids"`
 	// APIURL overrides the Bot API base, for a proxy or a local Bot API server.
 	APIURL string `yaml:"api_url"`
+	// AnswerUsers are the Telegram user ids (numbers) who may answer a page
+	// with its buttons (Acknowledge, Snooze 24 h); none: no buttons.
+	AnswerUsers []string `yaml:"answer_users"`
 }
 
 var _ channel.Settings = Config{}
@@ -49,6 +52,11 @@ func (c Config) Validate(p string, errs *config.Errors) {
 		}
 	}
 	channel.OptionalURL(errs, p+".api_url", c.APIURL)
+	for i, id := range c.AnswerUsers {
+		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
+			errs.Add(fmt.Sprintf("%s.answer_users[%d]", p, i), id, "want a Telegram user id, a positive number such as 123456789 (the from.id of a message you sent the bot, in getUpdates)")
+		}
+	}
 }
 
 // HasLiteralSecret reports a bot token written in the file itself.

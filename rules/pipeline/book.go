@@ -75,6 +75,10 @@ type Tracked struct {
 	// (it started, its severity rose, news, it resolved); the notification
 	// that sends it carries it (alert.Notification.Timing).
 	Cause *alert.Timing `json:"cause,omitempty"`
+	// CriticalAt is when the alert was first paged as critical, and
+	// Escalated the escalation steps its incident reached (escalate.go).
+	CriticalAt *time.Time `json:"critical_at,omitempty"`
+	Escalated  int        `json:"escalated,omitempty"`
 }
 
 // GroupState is a group waiting to be flushed.

@@ -51,6 +51,9 @@ type Config struct {
 	Inhibit []InhibitRule
 	// MarkTest marks every notification as a test.
 	MarkTest bool
+	// Escalate are notify.escalation's delays, in order, counted from an
+	// incident's first critical page (escalate.go).
+	Escalate []time.Duration
 	// Unkeep takes the kept mark off an alert that resolves or is reported
 	// again (rules/pools.go); nil when nothing is kept.
 	Unkeep func(*Tracked)

@@ -84,7 +84,8 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 			continue
 		}
 		sort.Slice(members, func(i, j int) bool { return Less(&members[i].A, &members[j].A) })
-		n := alert.Notification{GroupKey: k, Host: host, Status: alert.Resolved, Created: g.FlushAt.UTC(), Test: p.cfg.MarkTest}
+		n := alert.Notification{GroupKey: k, Host: host, Status: alert.Resolved, Created: g.FlushAt.UTC(), Test: p.cfg.MarkTest,
+			Escalated: escalatedOf(b, k)}
 		idh := sha256.New()
 		fmt.Fprintf(idh, "%s|%d", k, g.FlushAt.UnixNano())
 		for _, t := range members {
@@ -113,6 +114,9 @@ func (p *Pipeline) Flush(b *Book, host string, before func(), now time.Time) ([]
 			}
 			sent := now
 			t.LastSent, t.SentSeverity, t.SentNews = &sent, t.A.Severity, t.News
+			if t.A.Severity == alert.Critical && t.CriticalAt == nil {
+				t.CriticalAt = &sent // the escalation's clock starts
+			}
 			if t.A.Ack != nil && !t.A.Ack.Covers(&t.A) {
 				t.A.Ack = nil // it got worse and paged again: to be taken on anew
 			}
