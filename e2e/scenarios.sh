@@ -619,40 +619,34 @@ sc_suspend_run() {
   g "zpool create -f -o failmode=wait $SUSP_POOL $D/$name" || { bad $s "zpool create -o failmode=wait $SUSP_POOL"; return 1; }
   ok $s "single-disk pool $SUSP_POOL (failmode=wait) on $name"
   dev=$(vm_run "basename \$(readlink -f $D/$name)")
-  # zeros, not urandom: the same pending writes for a fraction of the emulated CPU. Small
-  # synchronous writes (128 KiB, fsync, five a second): a write in flight is all a
-  # failmode=wait pool needs to suspend, and little is dirty when the disk goes (ZFS still
-  # posts 1,000-8,000 ereports; e2e_setup says why zed no longer makes that a storm).
+  # zeros, not urandom: the same writes for a fraction of the emulated CPU. Small synchronous
+  # writes (128 KiB, fsync, five a second) for 11 s give the pool data and a history of writes;
+  # then they stop, and nothing is in flight when the disk goes: a write queued at the unplug
+  # hung in the guest's SCSI layer past its command timeout (30 s, retried) and ZFS suspended
+  # the pool after 30-150 s or not at all (3 full runs of 2026-12-07), while a write issued to
+  # the disk once it is gone fails at once and suspends the pool within seconds.
   g "rm -f /tmp/zw-susp-stop"
   writer=$(vm_spawn "i=0; while [ ! -e /tmp/zw-susp-stop ]; do dd if=/dev/zero of=/$SUSP_POOL/f\$((i++)) bs=128k count=1 conv=fsync 2>/dev/null; sleep 0.2; done")
   quiet 11
+  g "touch /tmp/zw-susp-stop"; vm_wait "$writer" 60 >/dev/null 2>&1
+  g "zpool sync $SUSP_POOL && echo 5 > /sys/block/$dev/device/timeout" || say "suspend: zpool sync or the SCSI timeout failed"
   # guest watchers: the moment the kernel drops the disk, and the moment ZFS suspends the pool
   id=$(vm_spawn "while [ -e /sys/block/$dev ]; do sleep 0.01; done; date +%s%N")
   ks=$(vm_spawn "while [ \"\$(cat /proc/spl/kstat/zfs/$SUSP_POOL/state)\" != SUSPENDED ]; do sleep 0.05; done; date +%s%N")
   sleep 1
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd9"}}' >/dev/null || { bad $s "QMP device_del sd9"; return 1; }
   t_gone=$(vm_wait "$id" 30)
-  # No new writes once the disk is gone: the dirty data already pending is what fails and
-  # suspends the pool. A writer left running while ZFS is slow to suspend (20-60 s in some runs)
-  # makes ZFS post one data ereport per failed block, tens of thousands, and zed (a zedlet per
-  # event) and every zpool command in the guest were then slow for the rest of the run.
-  g "touch /tmp/zw-susp-stop"
-  # The writer's last write may have finished before the unplug, and a pool nothing writes to
-  # never notices its disk is gone (one CI run in 2026-12 waited 120 s for a suspension that
-  # never came, then ran on with a half-dead pool). So when ZFS has not suspended the pool
-  # 20 s after the disk went, one more write: it hangs until the pool resumes, and is
-  # collected after the recovery. (Not at once: a pool suspended within a second or two of
-  # the unplug, while the kernel still tore the disk down, did not resume after the replug.)
-  t_susp=$(vm_wait "$ks" 20) || {
-    kick=$(vm_spawn "dd if=/dev/zero of=/$SUSP_POOL/kick bs=128k count=1 conv=fsync 2>/dev/null")
-    say "suspend: pool not suspended 20 s after the disk went: one more write"
-    t_susp=$(vm_wait "$ks" 100)
-  } || {
+  # One synchronous write to the pool whose disk is gone (a program writing on): it fails, ZFS
+  # suspends the pool (failmode=wait), and the write waits until the pool resumes; collected
+  # after the recovery. One write, not a writer left running: every failed block is a data
+  # ereport, tens of thousands, and zpool commands in the guest were then slow for the rest of
+  # the run.
+  kick=$(vm_spawn "dd if=/dev/zero of=/$SUSP_POOL/kick bs=128k count=1 conv=fsync 2>/dev/null")
+  t_susp=$(vm_wait "$ks" 120) || {
     bad $s "ZFS suspends the pool within 120 s" "state $(vm_run "cat /proc/spl/kstat/zfs/$SUSP_POOL/state")"
-    # leave no writer hung on the pool for the scenarios after this one
-    g "touch /tmp/zw-susp-stop"; susp_plug
-    susp_clear >/dev/null
-    vm_wait "$writer" 60 >/dev/null 2>&1; [ -n "$kick" ] && vm_wait "$kick" 60 >/dev/null 2>&1; g "zpool destroy -f $SUSP_POOL"
+    # leave no write hung on the pool for the scenarios after this one
+    susp_plug; susp_clear >/dev/null
+    vm_wait "$kick" 60 >/dev/null 2>&1; g "zpool destroy -f $SUSP_POOL"
     return 1
   }
   after=$((t_gone - 5000000000))
@@ -712,7 +706,7 @@ sc_suspend_run() {
   [ "$n" = 0 ] && ok $s "no 'SUSPENDED' page after the recovery" || { bad $s "no 'SUSPENDED' page after the recovery" "$n"; dump_notes "$t_back"; }
   n=$(sink --count --after "$t_back" --status firing --alert PoolDataErrors=firing --contains "pool $SUSP_POOL")
   figure $s "pages of the writes lost while suspended (PoolDataErrors after zpool clear)" "$n" pages "sink: firing PoolDataErrors for $SUSP_POOL after the replug"
-  g "touch /tmp/zw-susp-stop"; vm_wait "$writer" 120 >/dev/null 2>&1; [ -n "$kick" ] && vm_wait "$kick" 60 >/dev/null 2>&1
+  vm_wait "$kick" 60 >/dev/null 2>&1
   g "zpool destroy -f $SUSP_POOL" && destroyed $SUSP_POOL storm || bad $s "zpool destroy $SUSP_POOL"
   # its disk goes too: the guest keeps no disk the scenario added (and it can run again)
   vm_qmp '{"execute":"device_del","arguments":{"id":"sd9"}}' >/dev/null

@@ -41,17 +41,6 @@ func Acknowledge(b *Book, id string, ack *alert.Ack) int {
 	return n
 }
 
-// Incidents lists the incidents b's firing alerts are part of.
-func Incidents(b *Book) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range b.Alerts {
-		if t.A.State == alert.Firing && t.A.Incident != "" {
-			out[t.A.Incident] = true
-		}
-	}
-	return out
-}
-
 // joinGroup puts t in group key, the incident people know it by.
 func joinGroup(t *Tracked, key string) {
 	t.Group = key
