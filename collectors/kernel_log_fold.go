@@ -69,7 +69,7 @@ func newKernelFold(ctx context.Context, k *KernelLog, pub Publisher) *kernelFold
 	f := &kernelFold{ctx: ctx, pub: pub, log: k.log(), classify: k.Classify, user: k.UserRecords,
 		urgent: k.Urgent, departed: k.DisksChanged,
 		quiet: cmp.Or(k.Quiet, kernelQuiet), every: cmp.Or(k.Every, kernelEvery), perSec: cmp.Or(k.MaxPerSecond, kernelMaxPerSecond),
-		ports: &portCache{root: cmp.Or(k.Root, "/"), log: k.log()},
+		ports: &portCache{ctx: ctx, root: cmp.Or(k.Root, "/"), log: k.log()},
 		disks: map[string]*kernelEntry{}}
 	if f.classify == nil {
 		f.classify = kernlog.Classify
@@ -110,7 +110,7 @@ func (f *kernelFold) take(rec kernlog.Record, now time.Time) {
 	finding, ok := f.classify(rec.Message)
 	if !ok && announcesDisk(rec.Message) {
 		// A new disk: learn its names before it logs an error.
-		f.ports.refresh(now)
+		f.ports.announced(announcedName(rec.Message), now)
 	}
 	f.mu.Lock()
 	switch {
@@ -339,80 +339,6 @@ func recordTime(mono time.Duration, now time.Time) time.Time {
 		return now
 	}
 	return now.Add(-lag)
-}
-
-// portRebuildEvery and portMapMaxAge: the map of kernel names to disks is
-// read again on a name it does not know (at once, before the record is
-// counted) and, in the background, when it is older than a minute (a
-// kernel name can pass to another disk) or the kernel announces a disk;
-// at most this often. Reading sysfs took 2-4 s in the loaded e2e guest, so
-// a record about a disk the map knows never waits for it.
-const (
-	portRebuildEvery = 5 * time.Second
-	portMapMaxAge    = time.Minute
-)
-
-// portCache is the disk.PortMap the follower names disks from. The reader
-// goroutine looks names up; a refresh in the background swaps the map in.
-type portCache struct {
-	root string
-	log  *slog.Logger
-
-	mu         sync.Mutex
-	m          *disk.PortMap
-	built      time.Time // when the last (re)build started
-	refreshing bool
-}
-
-func (c *portCache) lookup(ref kernlog.Ref, now time.Time) []disk.Identity {
-	c.mu.Lock()
-	m, age := c.m, now.Sub(c.built)
-	c.mu.Unlock()
-	ids := m.Lookup(ref.Kind, ref.Name)
-	switch {
-	case len(ids) == 0 && age >= portRebuildEvery:
-		c.rebuild(now)
-		c.mu.Lock()
-		m = c.m
-		c.mu.Unlock()
-		ids = m.Lookup(ref.Kind, ref.Name)
-	case age > portMapMaxAge:
-		c.refresh(now)
-	}
-	return ids
-}
-
-// refresh rebuilds the map in the background, unless one runs or ran
-// within portRebuildEvery.
-func (c *portCache) refresh(now time.Time) {
-	c.mu.Lock()
-	if c.refreshing || now.Sub(c.built) < portRebuildEvery {
-		c.mu.Unlock()
-		return
-	}
-	c.refreshing = true
-	c.mu.Unlock()
-	go func() {
-		c.rebuild(now)
-		c.mu.Lock()
-		c.refreshing = false
-		c.mu.Unlock()
-	}()
-}
-
-func (c *portCache) rebuild(now time.Time) {
-	c.mu.Lock()
-	c.built = now
-	prev := c.m
-	c.mu.Unlock()
-	m, err := disk.ReadPorts(c.root, prev)
-	if err != nil {
-		c.log.Debug("kernel log names are reported without their disks", "err", err)
-		return
-	}
-	c.mu.Lock()
-	c.m = m
-	c.mu.Unlock()
 }
 
 // announcesDisk tells the records the kernel logs when a disk appears: sd's

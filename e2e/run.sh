@@ -235,6 +235,8 @@ printf 'run\t%s\t%s\t%s\t%s\n' "whole e2e/run.sh ${*:-(default scenarios)}" "$((
 cat "$ZW_E2E_OUT/summary.txt" >&2
 n_pass=$(awk -F'\t' '$3=="PASS"' "$ZW_E2E_OUT/results.tsv" | wc -l)
 n_fail=$(awk -F'\t' '$3=="FAIL"' "$ZW_E2E_OUT/results.tsv" | wc -l)
+# The failed checks once more, last: a CI log is often read from its end.
+(( n_fail > 0 )) && awk -F'\t' '$3=="FAIL" { printf "FAILED %s: %s (%s)\n", $1, $2, $4 }' "$ZW_E2E_OUT/results.tsv" >&2
 say "$n_pass passed, $n_fail failed, $(( T_END - T_START )) s; results in $ZW_E2E_OUT"
 
 # With ZW_E2E_DOCS=1, a full run that passed writes its figures into docs/benchmarks.md (between

@@ -114,14 +114,14 @@ sc_kern_readerr() {
     || { bad $s "DiskIncident paged once in the minute after it (growing counts do not page again)" "$n pages"; dump_notes "$t0"; }
   vm_run "zpool status kio" > "$E2E_OUT/readerr.zpool-status.txt" 2>&1
   g "zpool wait -t scrub kio" >/dev/null 2>&1
-  kern_unplug kio sd7 sd8
+  kern_unplug readerr kio sd7 sd8
 }
 
-# kern_unplug POOL ID...: the scenario's pool destroyed and its disks gone, so that the scenarios
+# kern_unplug SCENARIO POOL ID...: the scenario's pool destroyed and its disks gone, so that the scenarios
 # after it (pollcost, footprint) measure the guest's own pools, not a faulted or throttled leftover.
 kern_unplug() {
-  local pool=$1 id; shift
-  g "zpool destroy -f $pool" >/dev/null 2>&1 && destroyed "$pool" || say "zpool destroy $pool failed"
+  local s=$1 pool=$2 id; shift 2
+  g "zpool destroy -f $pool" >/dev/null 2>&1 && destroyed "$s" "$pool" || say "zpool destroy $pool failed"
   for id in "$@"; do vm_qmp "{\"execute\":\"device_del\",\"arguments\":{\"id\":\"$id\"}}" >/dev/null; done
 }
 
@@ -151,5 +151,5 @@ sc_kern_slowio() {
   vm_qmp '{"execute":"block_set_io_throttle","arguments":{"id":"sd6","bps":0,"bps_rd":0,"bps_wr":0,"iops":0,"iops_rd":0,"iops_wr":0}}' >/dev/null
   vm_stop "$job" >/dev/null 2>&1   # the writes have done their part; under TCG they'd take minutes more
   g "echo 30000 > /sys/module/zfs/parameters/zio_slow_io_ms"
-  kern_unplug kslow sd5 sd6
+  kern_unplug slowio kslow sd5 sd6
 }

@@ -70,6 +70,24 @@ func ReadPorts(root string, previous *PortMap) (*PortMap, error) {
 	return m, nil
 }
 
+// Without is the map less the disks, present or departed, under the
+// kernel name: the name was just given to a disk the map has not read
+// yet, and records that use it are about that one. The map itself is not
+// changed, since lookups share it.
+func (m *PortMap) Without(kernel string) *PortMap {
+	if m == nil {
+		return nil
+	}
+	out := &PortMap{disks: make([]portedDisk, 0, len(m.disks))}
+	for _, d := range m.disks {
+		if d.id.Kernel == kernel {
+			continue
+		}
+		out.disks = append(out.disks, d)
+	}
+	return out
+}
+
 // Len is the number of disks in the map, departed ones included.
 func (m *PortMap) Len() int {
 	if m == nil {

@@ -136,6 +136,41 @@ func TestPortsKeepDepartedOneRead(t *testing.T) {
 	}
 }
 
+// A name the kernel gave to a new disk stops naming the disk, present or
+// departed, that had it; the map lookups share is left as it was.
+func TestPortsWithout(t *testing.T) {
+	root := portsTree(t)
+	first, err := ReadPorts(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "sys/block/sdd")); err != nil {
+		t.Fatal(err)
+	}
+	second, err := ReadPorts(root, first) // sdd departed
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sda", "sdd"} {
+		m := second.Without(name)
+		if ids := m.Lookup(PortBlock, name); ids != nil {
+			t.Errorf("Without(%s) still names %+v", name, ids)
+		}
+		if got := kernels(m.Lookup(PortUSB, "2-1")); !slices.Equal(got, []string{"sdc"}) {
+			t.Errorf("Without(%s): hub 2-1 = %v, want sdc", name, got)
+		}
+		if m.Len() != second.Len()-1 {
+			t.Errorf("Without(%s) has %d disks, want %d", name, m.Len(), second.Len()-1)
+		}
+	}
+	if ids := second.Lookup(PortBlock, "sda"); len(ids) != 1 {
+		t.Errorf("Without changed the map it was called on: sda = %+v", ids)
+	}
+	if (*PortMap)(nil).Without("sda") != nil {
+		t.Error("Without of no map is a map")
+	}
+}
+
 // The Firecracker capture: a virtio disk names itself; loop and zram are
 // not disks.
 func TestPortsCapturedVirtio(t *testing.T) {
