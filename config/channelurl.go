@@ -54,7 +54,7 @@ func urlForm(e *yaml.Node) *yaml.Node {
 }
 
 // urlKeysBeside are the keys a channel written as a URL may have beside it.
-var urlKeysBeside = []string{"name", "min_severity", "send_resolved", "route"}
+var urlKeysBeside = []string{"name", "min_severity", "send_resolved", "route", "quiet"}
 
 // decodeURL has the type its scheme names decode the channel's URL into
 // Settings, and validates them.

@@ -87,7 +87,7 @@ func TestChannelURLProblems(t *testing.T) {
 		{"    - {url: \"drum://x\"}\n", `notify.channels[0].url = "drum://…": scheme: drum channels have no URL form: write the channel with type: drum and its keys`},
 		{"    - {url: \"pigeon://x\"}\n", `notify.channels[0].url = "pigeon://…": user: no key`},
 		{"    - {url: \"pigeon://k@\"}\n", "notify.channels[0].url = \"pigeon://***@\": decodes to address: empty: set the address"},
-		{"    - {url: \"pigeon://k@x\", level: 2}\n", "notify.channels[0].level: not used beside url: a channel written as a URL takes only name, min_severity, send_resolved, route beside it"},
+		{"    - {url: \"pigeon://k@x\", level: 2}\n", "notify.channels[0].level: not used beside url: a channel written as a URL takes only name, min_severity, send_resolved, route, quiet beside it"},
 		{"    - {url: \"pigeon://k@x\", adress: y}\n", `notify.channels[0].adress: unknown key (line 4): did you mean "address"?`},
 		{"    - {url: \"${ZW_UNSET_PIGEON_URL}\"}\n", `notify.channels[0].url = "${ZW_UNSET_PIGEON_URL}": environment variable ZW_UNSET_PIGEON_URL is not set`},
 		{"    - {url: \"\"}\n", "notify.channels[0].url: empty: write the channel as one URL"},

@@ -74,6 +74,8 @@ type ChannelConfig struct {
 	// SendResolved sends a notice when an alert ends; default true.
 	SendResolved *bool       `yaml:"send_resolved"`
 	Route        RouteConfig `yaml:"route"`
+	// Quiet holds warnings and info back during the night (QuietHours).
+	Quiet *QuietHours `yaml:"quiet"`
 	// Settings are the type's own keys (smtp, token, url, ...), decoded when
 	// the config is validated against the catalogue.
 	Settings ChannelSettings `yaml:"-"`
@@ -94,6 +96,7 @@ type channelKeys struct {
 	MinSeverity  string      `yaml:"min_severity"`
 	SendResolved *bool       `yaml:"send_resolved"`
 	Route        RouteConfig `yaml:"route"`
+	Quiet        *QuietHours `yaml:"quiet,omitempty"`
 }
 
 // RouteConfig narrows which alerts a channel receives.
@@ -135,7 +138,7 @@ func (c *ChannelConfig) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		_ = n.Decode(&k)
 	}
-	*c = ChannelConfig{Name: k.Name, Type: k.Type, MinSeverity: k.MinSeverity, SendResolved: k.SendResolved, Route: k.Route, entry: n}
+	*c = ChannelConfig{Name: k.Name, Type: k.Type, MinSeverity: k.MinSeverity, SendResolved: k.SendResolved, Route: k.Route, Quiet: k.Quiet, entry: n}
 	return nil
 }
 
@@ -143,7 +146,7 @@ func (c *ChannelConfig) UnmarshalYAML(n *yaml.Node) error {
 // mapping the way the file has them; Secret values print masked.
 func (c ChannelConfig) MarshalYAML() (any, error) {
 	var out yaml.Node
-	if err := out.Encode(channelKeys{Name: c.Name, Type: c.Type, MinSeverity: c.MinSeverity, SendResolved: c.SendResolved, Route: c.Route}); err != nil {
+	if err := out.Encode(channelKeys{Name: c.Name, Type: c.Type, MinSeverity: c.MinSeverity, SendResolved: c.SendResolved, Route: c.Route, Quiet: c.Quiet}); err != nil {
 		return nil, fmt.Errorf("channel %s: %w", c.Name, err)
 	}
 	if c.maskedURL != "" {
@@ -195,7 +198,7 @@ func DecodeChannelSettings(n *yaml.Node, path string, dst any, errs *Errors) boo
 }
 
 // commonChannelKeys are the keys of channelKeys, which every channel has.
-var commonChannelKeys = []string{"name", "type", "min_severity", "send_resolved", "route"}
+var commonChannelKeys = []string{"name", "type", "min_severity", "send_resolved", "route", "quiet"}
 
 // checkChannels does for notify.channels what yamlcheck does for the rest
 // of the file, at the same stage and in document order among its problems:
@@ -362,6 +365,9 @@ func (c *ChannelConfig) validateCommon(p string, errs *Errors) {
 		if strings.TrimSpace(pool) == "" {
 			errs.add(fmt.Sprintf("%s.route.pools[%d]", p, i), nil, "empty: name a pool")
 		}
+	}
+	if c.Quiet != nil {
+		c.Quiet.validate(p+".quiet", errs)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestChannelSettingsDecodedByType(t *testing.T) {
 
 func TestChannelKeyProblems(t *testing.T) {
 	cases := []struct{ channels, want string }{
-		{"    - {name: p, type: pigeon, adress: x}\n", `notify.channels[0].adress: unknown key (line 4): did you mean "address"?; valid keys here: address, key, level, min_severity, name, route, send_resolved, type`},
+		{"    - {name: p, type: pigeon, adress: x}\n", `notify.channels[0].adress: unknown key (line 4): did you mean "address"?; valid keys here: address, key, level, min_severity, name, quiet, route, send_resolved, type`},
 		{"    - {name: d, type: drum, address: x, key: k}\n", "notify.channels[0].key: not used by type drum (its keys: address, level)"},
 		{"    - {name: d, type: drum, address: x, level: loud}\n", `notify.channels[0].level = "loud": must be a whole number`},
 		{"    - {name: d, type: drum, address: x, key: \"${ZW_UNSET_DRUM_KEY}\"}\n", `notify.channels[0].key = "${ZW_UNSET_DRUM_KEY}": environment variable ZW_UNSET_DRUM_KEY is not set`},

@@ -27,6 +27,9 @@ type Channel struct {
 	// EscalationStep is the notify.escalation step (from 1) the channel
 	// belongs to; 0 for a channel that gets the usual pages.
 	EscalationStep int
+	// Quiet, when set, holds the channel's warnings and info back during
+	// its quiet time (delivery/quiet.go); nil: never quiet.
+	Quiet *config.QuietHours
 	// Sender delivers to the channel's service.
 	Sender channel.Sender
 }
@@ -60,6 +63,7 @@ func Build(cfg config.NotifyConfig) ([]Channel, error) {
 		out = append(out, Channel{
 			Name: cc.Name, Type: cc.Type, MinSeverity: sev, SendResolved: cc.Resolved(),
 			Pools: cc.Route.Pools, Alerts: cc.Route.Alerts, Sender: s, EscalationStep: cfg.EscalationStepOf(cc.Name),
+			Quiet: cc.Quiet,
 		})
 	}
 	return out, errors.Join(errs...)

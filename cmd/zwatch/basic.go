@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +86,7 @@ config as its list of errors, each with its key, value and problem.`,
 			for _, w := range l.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
-			for _, n := range answerNotes(l.Config.Notify) {
+			for _, n := range append(answerNotes(l.Config.Notify), quietNotes(l.Config.Notify, time.Now())...) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "# %s: valid\n%s", l.Path, out)
@@ -127,6 +128,20 @@ func isUsageError(err error) bool {
 }
 
 var errUsage = errors.New("usage")
+
+// quietNotes names the channels with quiet hours, in the box's zone, and
+// what they hold back.
+func quietNotes(cfg config.NotifyConfig, now time.Time) []string {
+	var out []string
+	for _, c := range cfg.Channels {
+		if c.Quiet == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s is quiet from %s to %s every night (the box's time zone, %s now): its warnings and info wait for the end, criticals go at once",
+			c.Name, c.Quiet.From, c.Quiet.To, now.Format("MST")))
+	}
+	return out
+}
 
 // answerNotes says, channel by channel, whether a page can be answered
 // from its app (channel.Answering with someone allowed to), or only with

@@ -186,3 +186,14 @@ func TestInputThatIsNoOutput(t *testing.T) {
 		t.Errorf("endless stdin: code %d, stderr %q", code, errOut)
 	}
 }
+
+// check-config names a channel's quiet hours, in the box's zone.
+func TestCheckConfigQuietNote(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "quiet.yaml")
+	os.WriteFile(f, []byte("notify:\n  channels:\n    - {name: mail, url: \"ntfy://ntfy.sh/nas-3f9c\", quiet: {from: \"22:00\", to: \"07:30\"}}\n"), 0o600)
+	out, errOut, code := run(t, "check-config", f)
+	if code != exitOK || !strings.Contains(errOut, "note: mail is quiet from 22:00 to 07:30 every night (the box's time zone") ||
+		!strings.Contains(out, "quiet:") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+}

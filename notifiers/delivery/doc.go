@@ -8,7 +8,8 @@
 // otherwise), Flush, and Durable to know whether delivery is durable now.
 // The rest is here too: the outbox, one durable consumer of ZWATCH_ALERTS
 // per channel (outbox.go, Run), each incident in order (order.go) with the
-// channel's health deciding retries (health.go); dead letters
+// channel's health deciding retries (health.go) and its quiet hours holding
+// warnings back (quiet.go); dead letters
 // (deadletter.go); direct delivery around the outbox and the record that
 // keeps it from sending twice (direct.go); the storage watch that pages
 // StateStorageFull/Failed and decides when to reload JetStream

@@ -41,6 +41,8 @@ type lines struct {
 	// probeWake tells the prober a message may have begun to wait.
 	probeWake chan struct{}
 	wg        sync.WaitGroup
+	// clock reads quiet hours (quiet.go); nil: time.Now. Tests move it.
+	clock func() time.Time
 }
 
 type line struct {
@@ -65,6 +67,10 @@ type queued struct {
 	holdUntil time.Time
 	// probe: the prober chose it; inFlight: its attempt is under way.
 	probe, inFlight bool
+	// urgent: quiet hours never hold it back; quietUntil: they hold it
+	// until then (quiet.go).
+	urgent     bool
+	quietUntil time.Time
 }
 
 type expected struct {
@@ -121,7 +127,7 @@ func (ls *lines) dispatch(ctx context.Context, msg jetstream.Msg) {
 		l.q[i].msg = msg
 		return
 	}
-	q := &queued{msg: msg, seq: seq, arrived: time.Now(), deadline: meta.Timestamp.Add(ls.w.retryFor)}
+	q := &queued{msg: msg, seq: seq, arrived: time.Now(), deadline: meta.Timestamp.Add(ls.w.retryFor), urgent: urgent(n)}
 	if i == 0 && len(l.q) > 0 && l.q[0].probe && !l.q[0].inFlight {
 		// An earlier notification of the incident goes first: it carries
 		// the channel's probe, which would otherwise wait behind it.
@@ -161,12 +167,17 @@ func (ls *lines) run(ctx context.Context, l *line) {
 			ls.mu.Unlock()
 			return
 		}
+		wait, first := ls.waitForEarlier(l.key, l.q[0].seq), false
+		var superseded []*queued
+		if wait <= 0 {
+			wait, superseded = ls.quietHold(l)
+		}
 		head := l.q[0]
-		wait, first := ls.waitForEarlier(l.key, head.seq), false
 		if wait <= 0 {
 			wait, first = head.due(time.Now(), st)
 		}
 		ls.mu.Unlock()
+		ls.dropSuperseded(ctx, superseded)
 		if wait > 0 {
 			ls.sleep(ctx, l, wait, st.changed)
 			continue
@@ -272,7 +283,7 @@ func (ls *lines) candidate(now time.Time, st healthState) (*line, *queued) {
 			continue
 		}
 		q := l.q[0]
-		if q.inFlight || q.probe || now.Before(q.holdUntil) {
+		if q.inFlight || q.probe || now.Before(q.holdUntil) || ls.quietNow().Before(q.quietUntil) {
 			continue
 		}
 		if w, _ := q.due(now, st); w <= 0 {

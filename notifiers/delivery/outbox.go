@@ -43,6 +43,9 @@ type Options struct {
 	// (channel.Answering: Telegram's buttons) put them on pages and read
 	// the taps. Optional.
 	Answers *Answers
+	// Clock is the wall clock quiet hours are read on (quiet.go); nil is
+	// time.Now. Tests set it to any time of day.
+	Clock func() time.Time
 }
 
 // Answers is what carries a person's answer from a channel back to zwatch:
@@ -137,6 +140,7 @@ func newWorker(b *bus.Bus, ch *notifiers.Channel, cfg config.NotifyConfig, opts 
 	}
 	w.health = newHealth(w.initial, w.max)
 	w.order = newLines(w)
+	w.order.clock = opts.Clock
 	return w
 }
 
