@@ -19,7 +19,7 @@ func TestServicesTable(t *testing.T) {
 		keys []string
 	}{
 		{"email", []string{"smtp", "from", "to"}},
-		{"pushover", []string{"token", "user", "api_url", "devices", "priority"}},
+		{"pushover", []string{"token", "user", "api_url", "devices", "priority", "emergency"}},
 		{"telegram", []string{"token", "chat_ids", "api_url", "answer_users"}},
 		{"ntfy", []string{"url", "topic", "token", "username", "password", "priority"}},
 		{"gotify", []string{"url", "token", "priority"}},

@@ -160,7 +160,11 @@ func answerNotes(cfg config.NotifyConfig) []string {
 			can = append(can, c.Name+" ("+c.Type+")")
 		case ok:
 			cannot = append(cannot, c.Name+" ("+c.Type+")")
-			hint = " (" + c.Name + " could: list who may answer in its answer_users)"
+			how := "list who may answer in its answer_users"
+			if c.Type == "pushover" {
+				how = "set its emergency: {retry: 1m, expire: 1h}, and acknowledge critical pages in the app"
+			}
+			hint = " (" + c.Name + " could: " + how + ")"
 		default:
 			cannot = append(cannot, c.Name+" ("+c.Type+")")
 		}

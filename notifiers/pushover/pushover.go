@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/internal/strutil"
@@ -43,6 +44,9 @@ type Config struct {
 	// Priority, when set, is every alert's priority (-2 lowest to 1 high)
 	// in place of the one its severity gives; resolved notices stay quiet.
 	Priority *int `yaml:"priority"`
+	// Emergency, when set, sends critical pages at emergency priority,
+	// repeated until acknowledged in the app (emergency.go).
+	Emergency *Emergency `yaml:"emergency"`
 }
 
 var _ channel.Settings = Config{}
@@ -60,10 +64,13 @@ func (c Config) Validate(p string, errs *config.Errors) {
 	if c.Priority != nil {
 		switch pr := *c.Priority; {
 		case pr == 2:
-			errs.Add(p+".priority", pr, "emergency priority needs retry and expire, which zwatch does not send: use 1 (high), or leave it out to let each alert's severity choose")
+			errs.Add(p+".priority", pr, "emergency priority is for critical pages only: set emergency: {retry: 1m, expire: 1h} instead, and leave priority out or at 1")
 		case pr < -2 || pr > 1:
 			errs.Add(p+".priority", pr, "must be -2 (lowest) to 1 (high), or left out to let each alert's severity choose")
 		}
+	}
+	if c.Emergency != nil {
+		c.Emergency.validate(p+".emergency", errs, c.APIURL)
 	}
 }
 
@@ -86,6 +93,12 @@ type Sender struct {
 	priority         *int
 	customAPI        bool
 	client           *http.Client
+	// emergency, receipts, name and poll: emergency pages and the
+	// acknowledgements of them (emergency.go); poll is shorter in tests.
+	emergency *Emergency
+	receipts  receipts
+	name      string
+	poll      time.Duration
 }
 
 var (
@@ -97,7 +110,7 @@ var (
 func New(c Config, env channel.Env) *Sender {
 	api := strutil.FirstNonEmpty(c.APIURL, DefaultAPI)
 	return &Sender{api: api, token: c.Token.Value, user: c.User.Value, devices: c.Devices, priority: c.Priority,
-		customAPI: c.APIURL != "", client: env.HTTP}
+		customAPI: c.APIURL != "", client: env.HTTP, emergency: c.Emergency}
 }
 
 // Send posts m as a form, as the API documents it.
@@ -116,6 +129,15 @@ func (p *Sender) Send(ctx context.Context, m channel.Message) error {
 	if !m.Created.IsZero() {
 		form.Set("timestamp", strconv.FormatInt(m.Created.Unix(), 10))
 	}
+	emergency, incident := p.emergencyPage(m), incidentOf(m)
+	if emergency {
+		p.emergencyForm(form)
+	}
+	if m.Resolved && p.emergency != nil && incident != "" {
+		// Best effort: the resolved notice matters more than the repeats'
+		// end, which expire brings anyway.
+		_ = p.cancel(ctx, incident)
+	}
 	return channel.Do(ctx, p.client, channel.Request{
 		Service: "pushover", URL: p.api, ContentType: "application/x-www-form-urlencoded",
 		Payload: form, Secrets: []string{p.token, p.user},
@@ -126,14 +148,17 @@ func (p *Sender) Send(ctx context.Context, m channel.Message) error {
 			if json.Unmarshal(raw, &r) == nil && r.Status != 1 {
 				return &channel.ServiceError{Service: "pushover", Status: http.StatusOK, Detail: channel.Detail(raw)}
 			}
+			if emergency {
+				p.noteReceipt(raw, incident)
+			}
 			return nil
 		},
 	})
 }
 
 // Priority: 1 (high, bypasses quiet hours) for critical, quiet for resolved
-// notices and info, normal otherwise. Emergency (2) needs an
-// acknowledgement workflow zwatch does not run.
+// notices and info, normal otherwise. Emergency (2) is the emergency key's
+// (emergency.go).
 func Priority(m channel.Message) int {
 	switch {
 	case m.Resolved, m.Severity == alert.Info:
