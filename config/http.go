@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -28,6 +30,11 @@ type HTTPConfig struct {
 	// Users may read the page, the API and /metrics with HTTP basic auth;
 	// with none, nothing asks for a password.
 	Users []HTTPUser `yaml:"users"`
+	// PublicURL is the page as the owner's phone or mail client reaches it
+	// (https://nas.example.net:8931/, a VPN address). When set,
+	// notifications carry signed, single-use links to answer them on the
+	// page, which acts for a logged-in user only.
+	PublicURL string `yaml:"public_url"`
 	// Pprof serves Go's runtime profiles (heap, goroutines, CPU) under
 	// /debug/pprof/, behind the same login; only on a loopback listener,
 	// for finding where memory or CPU goes (docs/benchmarks.md, "Soak").
@@ -65,6 +72,7 @@ func (h *HTTPConfig) validate(errs *Errors) {
 			errs.add(path+".password_hash", nil, "is not a bcrypt hash ($2a$, $2b$ or $2y$...): make one with `zwatch hash-password` or `htpasswd -nbB NAME`, and never write the password itself")
 		}
 	}
+	h.validatePublicURL(errs)
 	if h.Pprof && !h.Loopback() {
 		errs.add("http.pprof", true, "needs a loopback http.listen such as %s: profiles show the daemon's memory, secrets included, so they are never served to other machines", DefaultHTTPListen)
 	}
@@ -96,6 +104,33 @@ func (h *HTTPConfig) validate(errs *Errors) {
 	case len(h.Users) == 0:
 		errs.add("http.users", nil, "none, but http.listen %s reaches other machines: add a login (name and bcrypt password_hash), or set http.insecure: true to let anyone who reaches it read the page", h.Listen)
 	}
+}
+
+// validatePublicURL: an absolute http(s) URL of this listener's page, which
+// needs a login to act on an answer link.
+func (h *HTTPConfig) validatePublicURL(errs *Errors) {
+	if h.PublicURL == "" {
+		return
+	}
+	u, err := url.Parse(h.PublicURL)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil:
+		errs.add("http.public_url", h.PublicURL, "want the page's address as your phone reaches it, such as https://nas.example.net:8931/ (no user or password in it)")
+	case u.RawQuery != "" || u.Fragment != "":
+		errs.add("http.public_url", h.PublicURL, "must not carry a query or fragment: the links add their own")
+	case h.Listen == "":
+		errs.add("http.public_url", h.PublicURL, "needs the page: set http.listen, or remove public_url")
+	case len(h.Users) == 0:
+		errs.add("http.public_url", h.PublicURL, "puts answer links into notifications, and the page acts on them for a logged-in user only: add http.users (zwatch hash-password)")
+	}
+}
+
+// AnswerURL is the page's answer endpoint under PublicURL, "" without one.
+func (h HTTPConfig) AnswerURL() string {
+	if h.PublicURL == "" {
+		return ""
+	}
+	return strings.TrimRight(h.PublicURL, "/") + "/answer"
 }
 
 // HistoryConfig keeps what a person wants to look back on (disk SMART

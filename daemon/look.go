@@ -2,8 +2,12 @@ package daemon
 
 import (
 	"context"
-	"github.com/zwatch/zwatch/fleet"
 	"log/slog"
+	"time"
+
+	"github.com/zwatch/zwatch/fleet"
+	"github.com/zwatch/zwatch/incident"
+	"github.com/zwatch/zwatch/notifiers/delivery"
 
 	"github.com/zwatch/zwatch/bus"
 	"github.com/zwatch/zwatch/config"
@@ -16,7 +20,7 @@ import (
 // lookComponents are what a person looks at: the history writer, and the
 // status page with its JSON API and /metrics on http.listen. They run where
 // the rule engine runs, whose server sees every host of a fleet.
-func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Options, log *slog.Logger) []Component {
+func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Options, ans *delivery.Answers, log *slog.Logger) []Component {
 	var comps []Component
 	var store *history.Store
 	if cfg.History.Enabled {
@@ -55,6 +59,14 @@ func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Op
 	}
 	if !b.Embedded() {
 		o.Engine = func(ctx context.Context) (*fleet.EngineStatus, error) { return fleet.Status(ctx, b.JS) }
+	}
+	if ans != nil && cfg.HTTP.PublicURL != "" {
+		o.Answers = &web.AnswerOptions{Key: ans.Key, Do: ans.Do, ErrUsed: incident.ErrLinkUsed,
+			Use: func(ctx context.Context, nonce string, expires time.Time) error {
+				return incident.UseLink(ctx, b, nonce, expires)
+			},
+			Used: func(ctx context.Context, nonce string) (bool, error) { return incident.LinkUsed(ctx, b, nonce) },
+		}
 	}
 	comps = append(comps, Component{Name: "http", Run: func(ctx context.Context) error { return web.Serve(ctx, o) }})
 	return comps

@@ -81,13 +81,18 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 	var comps []Component
 	var path *delivery.Service
 	var can *delivery.Canary
+	var ans *delivery.Answers
 	if role != config.RoleAgent {
 		nopts := opts.Notify
 		if !cfg.Rules.MarkTest {
 			// A simulation's notifications are tests: its stand-in pools and
 			// alerts must not become sensors next to the real ones.
 			nopts.Inventory = notifiers.NewInventoryFeed()
-			nopts.Answers = answers(cfg, b, log)
+			ans = answers(cfg, b, log)
+			nopts.Answers = ans
+			if ans != nil && cfg.HTTP.AnswerURL() != "" {
+				nopts.Links = &delivery.Links{URL: cfg.HTTP.AnswerURL(), Key: ans.Key}
+			}
 		}
 		if path, err = delivery.NewService(b, cfg.Notify, nopts, cfg.Host, cfg.StateDir, log); err != nil {
 			return err
@@ -131,7 +136,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 		if feed := path.Inventory(); feed != nil {
 			comps = append(comps, inventoryComponent(cfg, b, feed, log.With("part", "inventory")))
 		}
-		comps = append(comps, lookComponents(ctx, cfg, b, opts, log)...)
+		comps = append(comps, lookComponents(ctx, cfg, b, opts, ans, log)...)
 	}
 	every := opts.HeartbeatEvery
 	if every <= 0 {

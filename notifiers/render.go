@@ -27,6 +27,21 @@ func Render(n alert.Notification) Message { return RenderGuided(n, nil) }
 // RenderGuided renders a notification; guide (may be nil) adds the guided
 // replacement text to alerts that have one.
 func RenderGuided(n alert.Notification, guide GuideFunc) Message {
+	return RenderAnswerable(n, guide, nil)
+}
+
+// AnswerLink is a link that answers a page on the status page: a label
+// ("Acknowledge") and its signed URL.
+type AnswerLink struct{ Label, URL string }
+
+// LinkFunc gives the answer links of a page of incident (none for a
+// notice that cannot be answered).
+type LinkFunc func(n alert.Notification, incident string) []AnswerLink
+
+// RenderAnswerable is RenderGuided with the answer links links (may be nil)
+// gives, right under the summary, where a phone shows them without
+// scrolling and no length limit cuts them off.
+func RenderAnswerable(n alert.Notification, guide GuideFunc, links LinkFunc) Message {
 	firing, resolved := split(n.Alerts)
 	m := Message{
 		ID: n.ID, Host: n.Host, Severity: n.MaxSeverity(), Test: n.Test, Created: n.Created,
@@ -51,6 +66,9 @@ func RenderGuided(n alert.Notification, guide GuideFunc) Message {
 	}
 	if len(firing) > 0 {
 		v.Incident = firing[0].Incident // one group: one incident
+		if links != nil && v.Incident != "" {
+			v.Links = links(n, v.Incident)
+		}
 	}
 	single := len(n.Alerts) == 1
 	for _, a := range firing {
@@ -142,6 +160,7 @@ type view struct {
 	Summary, Host, ID, Created, Incident, Escalated string
 	Test                                            bool
 	Firing, Resolved                                []alertItem
+	Links                                           []AnswerLink
 }
 
 func alertView(a alert.Alert, single bool, guide GuideFunc) alertItem {
@@ -200,6 +219,12 @@ func renderText(v view) string {
 	b.WriteString("\n")
 	if v.Escalated != "" {
 		b.WriteString("\n" + v.Escalated + "\n")
+	}
+	if len(v.Links) > 0 {
+		b.WriteString("\nAnswer on the status page (log in, confirm; each link works once, for 72 h):\n")
+		for _, l := range v.Links {
+			fmt.Fprintf(&b, "  %s: %s\n", l.Label, l.URL)
+		}
 	}
 	item := func(it alertItem, resolved bool) {
 		b.WriteString("\n")
@@ -261,6 +286,7 @@ var htmlTmpl = template.Must(template.New("mail").Parse(`<!DOCTYPE html>
 <html><body style="font-family:sans-serif;font-size:14px;line-height:1.4">
 <p style="font-size:16px"><strong>{{.Summary}}</strong></p>
 {{with .Escalated}}<p><strong>{{.}}</strong></p>{{end}}
+{{with .Links}}<p>{{range $i, $l := .}}{{if $i}} · {{end}}<a href="{{$l.URL}}">{{$l.Label}}</a>{{end}} <span style="color:#666;font-size:12px">(on the status page: log in, confirm; each link works once, for 72 h)</span></p>{{end}}
 {{range .Firing}}{{template "item" .}}{{end}}
 {{if .Resolved}}{{if .Firing}}<h3>Resolved</h3>{{end}}{{range .Resolved}}{{template "item" .}}{{end}}{{end}}
 {{if .Incident}}<p>Incident {{.Incident}}: <code>zwatch ack {{.Incident}}</code> stops the repeats; <code>zwatch snooze {{.Incident}} 24h</code> silences it for a day.</p>{{end}}

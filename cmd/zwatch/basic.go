@@ -86,7 +86,11 @@ config as its list of errors, each with its key, value and problem.`,
 			for _, w := range l.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
-			for _, n := range append(answerNotes(l.Config.Notify), quietNotes(l.Config.Notify, time.Now())...) {
+			notes := append(answerNotes(l.Config.Notify), quietNotes(l.Config.Notify, time.Now())...)
+			if u := l.Config.HTTP.AnswerURL(); u != "" {
+				notes = append(notes, "every page carries links to acknowledge or snooze it at "+u+" (a login of http.users, then a confirmation; each link works once, for 72 h)")
+			}
+			for _, n := range notes {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "# %s: valid\n%s", l.Path, out)

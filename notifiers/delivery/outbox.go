@@ -43,6 +43,9 @@ type Options struct {
 	// (channel.Answering: Telegram's buttons) put them on pages and read
 	// the taps. Optional.
 	Answers *Answers
+	// Links, when set, puts signed links to answer each page on the status
+	// page (views/web) under its summary, in every channel. Optional.
+	Links *Links
 	// Clock is the wall clock quiet hours are read on (quiet.go); nil is
 	// time.Now. Tests set it to any time of day.
 	Clock func() time.Time
@@ -53,6 +56,31 @@ type Options struct {
 type Answers struct {
 	Key answer.Key
 	Do  answer.Func
+}
+
+// Links makes the answer links of pages: URL is the page's answer
+// endpoint (config.HTTPConfig.AnswerURL), Key the install's.
+type Links struct {
+	URL string
+	Key answer.Key
+}
+
+// For is the links of a page of incident: acknowledge and snooze, each
+// signed, single-use and working for answer.LinkFor. None for a test or a
+// resolved notice.
+func (l *Links) For(n alert.Notification, incident string) []notifiers.AnswerLink {
+	if l == nil || l.URL == "" || len(l.Key) == 0 || n.Test || n.Status == alert.Resolved {
+		return nil
+	}
+	var out []notifiers.AnswerLink
+	for _, v := range []struct{ verb, label string }{{answer.Ack, "Acknowledge"}, {answer.Snooze, "Snooze 24 h"}} {
+		link, err := answer.NewLink(answer.Action{Verb: v.verb, Incident: incident}, n.Host, time.Now())
+		if err != nil {
+			return nil
+		}
+		out = append(out, notifiers.AnswerLink{Label: v.label, URL: l.URL + "?t=" + l.Key.SignLink(link)})
+	}
+	return out
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -113,6 +141,8 @@ type worker struct {
 	// health decides when they are tried again (health.go).
 	order  *lines
 	health *health
+	// links gives pages their answer links (Options.Links); nil: none.
+	links notifiers.LinkFunc
 	// direct records what was sent directly while the outbox was down
 	// (direct.go); repair recreates a consumer the server cannot open.
 	direct *DirectRecord
@@ -139,6 +169,9 @@ func newWorker(b *bus.Bus, ch *notifiers.Channel, cfg config.NotifyConfig, opts 
 		w.ackWait = max(2*w.timeout, 30*time.Second)
 	}
 	w.health = newHealth(w.initial, w.max)
+	if opts.Links != nil {
+		w.links = opts.Links.For
+	}
 	w.order = newLines(w)
 	w.order.clock = opts.Clock
 	return w
@@ -309,7 +342,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 		// The direct sender has it in flight: see how it ended.
 		return outcome{retryIn: directSendWait, hold: true}
 	}
-	m := notifiers.RenderGuided(sel, w.guide)
+	m := notifiers.RenderAnswerable(sel, w.guide, w.links)
 	start := time.Now()
 	err = w.send(ctx, msg, m)
 	w.direct.end(n.ID, w.ch.Name, err == nil)

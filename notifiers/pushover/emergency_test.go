@@ -103,7 +103,7 @@ func page(incident string, sev alert.Severity, resolved bool) channel.Message {
 
 func emergencySender(srv *httptest.Server) *Sender {
 	s := New(Config{APIURL: srv.URL + "/1/messages.json", Token: config.Secret{Value: "azGDORePK8gMaC0QOYAMyEEuzJnyUi"},
-		User: config.Secret{Value: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG"},
+		User:      config.Secret{Value: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG"},
 		Emergency: &Emergency{Retry: config.Duration(time.Minute), Expire: config.Duration(time.Hour)}}, channel.Env{HTTP: srv.Client()})
 	s.poll = 20 * time.Millisecond
 	return s

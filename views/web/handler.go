@@ -62,8 +62,13 @@ func NewHandler(o Options) (http.Handler, error) {
 	if o.Config.Pprof {
 		mountPprof(mux)
 	}
+	writes := map[string]bool{}
+	if o.Answers != nil && len(o.Config.Users) > 0 {
+		mux.HandleFunc("/answer", s.answer)
+		writes["/answer"] = true
+	}
 	auth := newBasicAuth(o.Config.Users)
-	return securityHeaders(onlyReads(auth.wrap(mux))), nil
+	return securityHeaders(onlyReads(writes, auth.wrap(mux))), nil
 }
 
 // securityHeaders are set on every response, errors and 401s included.
@@ -82,9 +87,14 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// onlyReads answers 405 to anything but GET and HEAD: nothing here changes state.
-func onlyReads(next http.Handler) http.Handler {
+// onlyReads answers 405 to anything but GET and HEAD, except a POST to
+// one of writes (the answer page's button): nothing else changes state.
+func onlyReads(writes map[string]bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && writes[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeError(w, r, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: the status page only reads (GET, HEAD)")

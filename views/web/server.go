@@ -44,7 +44,10 @@ type Options struct {
 	// Engine reads how fleet servers share the rule engine
 	// (fleet.Status): shown on the page and at /api/fleet. nil on one
 	// machine, whose one engine has nothing to show.
-	Engine  func(ctx context.Context) (*fleet.EngineStatus, error)
+	Engine func(ctx context.Context) (*fleet.EngineStatus, error)
+	// Answers, when set with http.users, serves /answer: signed links from
+	// notifications answer incidents (answer.go). Optional.
+	Answers *AnswerOptions
 	Version string
 	Log     *slog.Logger
 	// Ready, when set, is called once the listener is up with its address.
