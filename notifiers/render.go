@@ -32,7 +32,7 @@ func RenderGuided(n alert.Notification, guide GuideFunc) Message {
 
 // AnswerLink is a link that answers a page on the status page: a label
 // ("Acknowledge") and its signed URL.
-type AnswerLink struct{ Label, URL string }
+type AnswerLink = channel.Link
 
 // LinkFunc gives the answer links of a page of incident (none for a
 // notice that cannot be answered).
@@ -68,6 +68,7 @@ func RenderAnswerable(n alert.Notification, guide GuideFunc, links LinkFunc) Mes
 		v.Incident = firing[0].Incident // one group: one incident
 		if links != nil && v.Incident != "" {
 			v.Links = links(n, v.Incident)
+			m.Links = v.Links
 		}
 	}
 	single := len(n.Alerts) == 1

@@ -28,7 +28,13 @@ type Message struct {
 	Created  time.Time
 	// Notification is what was rendered, for receivers that want it whole.
 	Notification alert.Notification
+	// Links answer the page on the status page (acknowledge, snooze), also
+	// in Text and HTML; a channel with buttons may show them as buttons.
+	Links []Link
 }
+
+// Link is a labelled link of a message: "Acknowledge" and its signed URL.
+type Link struct{ Label, URL string }
 
 // Silent reports whether a phone should stay quiet for m: resolved notices
 // and information wake nobody.

@@ -106,10 +106,31 @@ func (n *Sender) Send(ctx context.Context, m channel.Message) error {
 		"priority": channel.Fixed(Priority(m), n.priority, m.Resolved),
 		"tags":     Tags(m),
 	}
+	if actions := Actions(m); len(actions) > 0 {
+		payload["actions"] = actions
+	}
 	return channel.Do(ctx, n.client, channel.Request{
 		Service: "ntfy", URL: n.url + "/", Header: h, ContentType: "application/json",
 		Payload: payload, Secrets: []string{n.token, n.password},
 	})
+}
+
+// maxActions is ntfy's limit of action buttons per message
+// (https://docs.ntfy.sh/publish/#action-buttons).
+const maxActions = 3
+
+// Actions are the page's answer links as ntfy "view" buttons: a tap opens
+// the status page's confirmation (it acts on nothing by itself) and
+// clears the notification.
+func Actions(m channel.Message) []map[string]any {
+	var out []map[string]any
+	for _, l := range m.Links {
+		if len(out) == maxActions {
+			break
+		}
+		out = append(out, map[string]any{"action": "view", "label": l.Label, "url": l.URL, "clear": true})
+	}
+	return out
 }
 
 // Priority: 5 (urgent: long vibration, pop-over) for critical.
