@@ -47,8 +47,9 @@ func RenderAlertsJSON(w io.Writer, alerts []alert.Alert) error {
 	return nil
 }
 
-// RenderAlerts writes a table for people: severity, state, name, what it is
-// about, and the one-line summary.
+// RenderAlerts writes a table for people: severity, state, incident, name,
+// what it is about, and the one-line summary; incidents ranked as the page
+// ranks them (Incidents), each one's alerts together, the worst first.
 func RenderAlerts(w io.Writer, alerts []alert.Alert) error {
 	if len(alerts) == 0 {
 		_, err := fmt.Fprintln(w, "no alerts")
@@ -56,7 +57,11 @@ func RenderAlerts(w io.Writer, alerts []alert.Alert) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEVERITY\tSTATE\tINCIDENT\tALERT\tON\tSUMMARY")
-	for _, a := range sorted(alerts) {
+	var rows []alert.Alert
+	for _, in := range Incidents(alerts) {
+		rows = append(rows, in.Alerts...)
+	}
+	for _, a := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s%s\n", a.Severity, a.State, cmp.Or(a.Incident, "-"), a.Name, about(a.Labels), a.Summary,
 			AckNote(a.Ack), SilencedNote(a.Silenced))
 	}

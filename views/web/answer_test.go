@@ -238,3 +238,60 @@ func TestAnswerLinkInChromium(t *testing.T) {
 		t.Error("the answer page scrolls sideways at a phone's width")
 	}
 }
+
+// The page at a phone's width: the pool's OFFLINE disk is one incident
+// card (its PoolState, RedundancyMargin and VdevState inside, the guide
+// once) with buttons; Acknowledge leads to the confirmation, its tap
+// acknowledges, and the card says so and offers only Snooze after it.
+func TestIncidentCardsInChromium(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	f := newFixture(t, ctx, false)
+	h := f.settled(t, ctx)
+	var id string
+	for _, a := range h.Alerts {
+		if a.Name == "VdevState" {
+			id = a.Incident
+		}
+	}
+	base := serveAnswers(t, f)
+	tab := browsertest.Start(t)
+	login(t, tab)
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(tab, 30*time.Second)
+		defer scancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			browsertest.Screenshot(t, tab, "incidents.png")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	card := `article.incident[data-incident="` + id + `"]`
+	run("load the page", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(card)))
+	first := browsertest.Eval[string](t, tab, `document.querySelector("article.incident").dataset.incident`)
+	if first != id {
+		t.Errorf("first card is incident %q, want the OFFLINE disk's %s", first, id)
+	}
+	members := browsertest.Eval[string](t, tab, `[...document.querySelectorAll('`+card+` li.member')].map(li => li.dataset.alert).sort().join(",")`)
+	for _, name := range []string{"PoolState", "RedundancyMargin", "VdevState"} {
+		if !strings.Contains(members, name) {
+			t.Errorf("the card holds %s, not %s", members, name)
+		}
+	}
+	if n := browsertest.Eval[int](t, tab, `document.querySelectorAll('`+card+` details.guide').length`); n != 1 {
+		t.Errorf("%d guides on the card, want 1", n)
+	}
+	if n := browsertest.Eval[int](t, tab, `document.querySelectorAll('article.incident details.guide').length`); n != 1 {
+		t.Errorf("%d guides on the page, want 1", n)
+	}
+	if wide := browsertest.Eval[bool](t, tab, `document.documentElement.scrollWidth > window.innerWidth`); wide {
+		t.Error("the page scrolls sideways at a phone's width")
+	}
+	run("tap Acknowledge", chromedp.Click(chromedp.CSS(card+` p.answer a.button`)), chromedp.WaitVisible(chromedp.CSS(`#answer-confirm`)))
+	run("confirm", chromedp.Click(chromedp.CSS(`#answer-confirm`)), chromedp.WaitVisible(chromedp.CSS(`#answer-done`)))
+	f.waitFor(t, ctx, "the acknowledgement", func(h statusview.Host) bool { return acked(h, id) != nil })
+	run("back to the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(card+` p.acked`)))
+	if labels := browsertest.Eval[string](t, tab, `[...document.querySelectorAll('`+card+` p.answer a.button')].map(a => a.textContent).join(",")`); labels != "Snooze 24 h" {
+		t.Errorf("buttons after the acknowledgement: %q, want only Snooze 24 h", labels)
+	}
+}

@@ -50,7 +50,7 @@ type pageData struct {
 	Healthy   bool
 	Pools     []poolView
 	Disks     []diskView
-	Alerts    []alertView
+	Incidents []incidentView
 	Blind     []string
 	HistoryOn bool
 	// PlotRange is the span the plots ask the history for (?range=).
@@ -131,6 +131,7 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 		d.Summary = "No host has reported yet: the first readings arrive within a minute of zwatch starting."
 	} else {
 		fillPage(&d, h)
+		s.answerButtons(&d)
 	}
 	var b strings.Builder
 	if err := s.pages.page.Execute(&b, d); err != nil {
@@ -150,9 +151,7 @@ func fillPage(d *pageData, h statusview.Host) {
 	for _, disk := range h.Disks {
 		d.Disks = append(d.Disks, newDiskView(disk))
 	}
-	for _, a := range h.Alerts {
-		d.Alerts = append(d.Alerts, alertView{Alert: a, Steps: replace.GuideSteps(a, replace.GuideOptions{})})
-	}
+	d.Incidents = incidentViews(h.Alerts)
 	d.Blind = blindSpots(h, d.Now)
 	d.Summary, d.Healthy = summary(h, d.Now)
 }
