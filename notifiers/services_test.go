@@ -27,7 +27,7 @@ func TestServicesTable(t *testing.T) {
 		{"slack", []string{"webhook_url", "token", "channel", "api_url"}},
 		{"mattermost", []string{"webhook_url", "channel", "username", "icon_url", "priority"}},
 		{"teams", []string{"webhook_url"}},
-		{"matrix", []string{"homeserver", "access_token", "room"}},
+		{"matrix", []string{"homeserver", "access_token", "room", "answer_users"}},
 		{"webhook", []string{"url", "headers"}},
 		{"exec", []string{"command", "timeout", "env"}},
 		{"mqtt", []string{"broker", "username", "password", "ca_file", "client_id", "topic_prefix", "discovery_prefix", "qos"}},

@@ -16,9 +16,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/model/alert"
+	"github.com/zwatch/zwatch/notifiers/answer"
 	"github.com/zwatch/zwatch/notifiers/channel"
 )
 
@@ -40,6 +42,9 @@ type Config struct {
 	// Room is a room ID (!…) or an alias (#name:server), resolved when the
 	// first message is sent.
 	Room string `yaml:"room"`
+	// AnswerUsers are the Matrix users (@name:server) who may answer a page
+	// with a reaction or a reply (answers.go); none: pages carry no answer.
+	AnswerUsers []string `yaml:"answer_users"`
 }
 
 var _ channel.Settings = Config{}
@@ -66,6 +71,11 @@ func (c Config) Validate(p string, errs *config.Errors) {
 	default:
 		errs.Add(p+".room", c.Room, "must be a room ID (!…, Element: Room settings → Advanced) or an alias (#name:server); in YAML quote it: \"#name:server\"")
 	}
+	for i, u := range c.AnswerUsers {
+		if local, server, ok := strings.Cut(strings.TrimPrefix(u, "@"), ":"); !strings.HasPrefix(u, "@") || !ok || local == "" || server == "" {
+			errs.Add(fmt.Sprintf("%s.answer_users[%d]", p, i), u, "want a Matrix user ID such as \"@alice:matrix.org\" (quoted: @ cannot start a plain YAML value)")
+		}
+	}
 }
 
 // HasLiteralSecret reports an access token written in the file itself.
@@ -81,6 +91,13 @@ type Sender struct {
 
 	mu     sync.Mutex
 	roomID string // room, or what its alias resolved to
+
+	// answerers, key and name: who may answer, the key that signs what a
+	// page carries, and the channel's name (answers.go).
+	answerers map[string]bool
+	key       answer.Key
+	name      string
+	poll      time.Duration // the /sync long-poll; shorter in tests
 }
 
 var (
@@ -92,6 +109,12 @@ var (
 func New(c Config, env channel.Env) *Sender {
 	room := strings.TrimSpace(c.Room)
 	s := &Sender{base: strings.TrimRight(c.Homeserver, "/"), token: c.AccessToken.Value, room: room, client: env.HTTP}
+	if len(c.AnswerUsers) > 0 {
+		s.answerers = map[string]bool{}
+		for _, u := range c.AnswerUsers {
+			s.answerers[u] = true
+		}
+	}
 	if strings.HasPrefix(room, "!") {
 		s.roomID = room
 	}
@@ -104,7 +127,7 @@ func (s *Sender) Send(ctx context.Context, m channel.Message) error {
 	if err != nil {
 		return err
 	}
-	content, err := channel.FitJSON(contentMax, m.Text, func(text string) Content { return NewContent(m, text) })
+	content, err := channel.FitJSON(contentMax, m.Text, func(text string) Content { return s.answerable(m, NewContent(m, text)) })
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
 	}
@@ -194,6 +217,10 @@ type Content struct {
 	Body          string `json:"body"`
 	Format        string `json:"format"`
 	FormattedBody string `json:"formatted_body"`
+	// Answer holds, for a page that can be answered, the signed answers by
+	// verb (answers.go): a reaction or reply names the page, and the page
+	// what it may do.
+	Answer map[string]string `json:"org.zwatch.answer,omitempty"`
 }
 
 // NewContent renders text (m.Text, perhaps cut) for m. Pages are m.text;

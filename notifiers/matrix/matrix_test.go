@@ -189,7 +189,7 @@ func TestMatrixConfigErrors(t *testing.T) {
 		`{name: a, type: matrix, ` + ok + `, room: nas-alerts}`:                                                     `notify.channels[0].room = "nas-alerts": must be a room ID`,
 		`{name: a, type: matrix, ` + ok + `, room: "#nas-alerts"}`:                                                  "an alias needs its server: #name:server",
 		`{name: a, type: matrix, ` + ok + `, room: "@me:example.org"}`:                                              "is a user, not a room",
-		`{name: a, type: matrix, ` + ok + `, room: "!r:x", webhook_url: "https://x"}`:                               "not used by type matrix (its keys: homeserver, access_token, room)",
+		`{name: a, type: matrix, ` + ok + `, room: "!r:x", webhook_url: "https://x"}`:                               "not used by type matrix (its keys: homeserver, access_token, room, answer_users)",
 	} {
 		_, err := config.Parse(strings.NewReader("host: nas1\nstate_dir: /tmp/zw\nnotify:\n  channels:\n    - "+yaml+"\n"), catalog.Config())
 		if err == nil || !strings.Contains(err.Error(), want) {
