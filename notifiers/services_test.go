@@ -31,7 +31,7 @@ func TestServicesTable(t *testing.T) {
 		{"webhook", []string{"url", "headers"}},
 		{"exec", []string{"command", "timeout", "env"}},
 		{"mqtt", []string{"broker", "username", "password", "ca_file", "client_id", "topic_prefix", "discovery_prefix", "qos"}},
-		{"signal", []string{"url", "number", "recipients", "text_mode"}},
+		{"signal", []string{"url", "number", "recipients", "text_mode", "answer_numbers"}},
 		{"pagerduty", []string{"routing_key", "url", "client_url"}},
 		{"opsgenie", []string{"api_key", "api_url"}},
 	}

@@ -165,8 +165,11 @@ func answerNotes(cfg config.NotifyConfig) []string {
 		case ok:
 			cannot = append(cannot, c.Name+" ("+c.Type+")")
 			how := "list who may answer in its answer_users"
-			if c.Type == "pushover" {
+			switch c.Type {
+			case "pushover":
 				how = "set its emergency: {retry: 1m, expire: 1h}, and acknowledge critical pages in the app"
+			case "signal":
+				how = "list the numbers that may answer in its answer_numbers"
 			}
 			hint = " (" + c.Name + " could: " + how + ")"
 		default:
@@ -178,7 +181,7 @@ func answerNotes(cfg config.NotifyConfig) []string {
 		out = append(out, "pages can be answered (acknowledge, snooze) from the app of "+strings.Join(can, ", "))
 	}
 	if len(cannot) > 0 {
-		out = append(out, "pages of "+strings.Join(cannot, ", ")+" cannot carry an answer: answer them with zwatch ack/snooze INCIDENT on the box"+hint)
+		out = append(out, "pages of "+strings.Join(cannot, ", ")+" cannot carry an answer: answer them with zwatch ack/snooze INCIDENT on the box, or through the status page's links (http.public_url)"+hint)
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zwatch/zwatch/config"
 	"github.com/zwatch/zwatch/notifiers/channel"
@@ -52,6 +53,9 @@ type Config struct {
 	// TextMode is normal (the default: the text as it is) or styled (the
 	// summary line in bold).
 	TextMode string `yaml:"text_mode"`
+	// AnswerNumbers are the numbers (E.164) whose replies "ack" or
+	// "snooze" answer a page (answers.go); none: pages carry no answer.
+	AnswerNumbers []string `yaml:"answer_numbers"`
 }
 
 var _ channel.Settings = Config{}
@@ -93,6 +97,11 @@ func (c Config) Validate(p string, errs *config.Errors) {
 	}
 	if c.TextMode != "" {
 		channel.OneOf(errs, p+".text_mode", c.TextMode, modeNormal, modeStyled)
+	}
+	for i, n := range c.AnswerNumbers {
+		if problem := phoneProblem(n); problem != "" {
+			errs.Add(fmt.Sprintf("%s.answer_numbers[%d]", p, i), n, "%s", problem)
+		}
 	}
 }
 
@@ -150,6 +159,13 @@ type Sender struct {
 	// to another batch failed, so a retry does not repeat it to them.
 	mu   sync.Mutex
 	sent map[string]map[int]bool
+	// base, answerers, name, pages and poll: answers by reply
+	// (answers.go); poll is shorter in tests.
+	base      string
+	answerers map[string]bool
+	name      string
+	pages     pageLog
+	poll      time.Duration
 }
 
 var (
@@ -161,7 +177,13 @@ var (
 func New(c Config, env channel.Env) *Sender {
 	s := &Sender{
 		send: strings.TrimRight(c.URL, "/") + "/v2/send", number: c.Number, mode: c.TextMode,
-		client: env.HTTP, sent: map[string]map[int]bool{},
+		client: env.HTTP, sent: map[string]map[int]bool{}, base: strings.TrimRight(c.URL, "/"),
+	}
+	if len(c.AnswerNumbers) > 0 {
+		s.answerers = map[string]bool{}
+		for _, n := range c.AnswerNumbers {
+			s.answerers[n] = true
+		}
 	}
 	if s.mode == "" {
 		s.mode = modeNormal
@@ -182,7 +204,8 @@ func New(c Config, env channel.Env) *Sender {
 
 // Send posts m to every batch of recipients that has not had it yet.
 func (s *Sender) Send(ctx context.Context, m channel.Message) error {
-	text := Text(m, s.mode)
+	incident := s.answerable(m)
+	text := Text(withHint(m, incident), s.mode)
 	for i, to := range s.batches {
 		if m.ID != "" && s.already(m.ID, i) {
 			continue
@@ -193,6 +216,12 @@ func (s *Sender) Send(ctx context.Context, m channel.Message) error {
 		payload := map[string]any{"message": text, "number": s.number, "recipients": to, "text_mode": s.mode}
 		err := channel.Do(ctx, s.client, channel.Request{
 			Service: "signal", URL: s.send, ContentType: "application/json", Payload: payload,
+			Check: func(raw []byte) error {
+				if incident != "" {
+					s.pages.note(raw, incident)
+				}
+				return nil
+			},
 		})
 		if err != nil {
 			return err
