@@ -138,6 +138,8 @@ if [ $needs23 = 1 ]; then
     source "$HERE/scenarios_kernel.sh"
     # shellcheck source=scenarios_web.sh
     source "$HERE/scenarios_web.sh"
+    # shellcheck source=scenarios_answer.sh
+    source "$HERE/scenarios_answer.sh"
     # shellcheck source=scenarios_deb.sh
     source "$HERE/scenarios_deb.sh"
     # shellcheck source=scenarios_footprint.sh

@@ -174,6 +174,13 @@ notify:
       type: webhook
       url: http://127.0.0.1:9099/zwatch
       min_severity: info
+    # the sink's Telegram fake (e2e/sink/telegram.go, scenarios_answer.sh)
+    - name: phone
+      type: telegram
+      token: "123456:ABC-e2e-fake"
+      chat_ids: ["42"]
+      api_url: http://127.0.0.1:9099/tg
+      answer_users: ["123456789"]
 EOF
 }
 
@@ -281,6 +288,8 @@ sc_offline() {
   fi
   # the status page, its API and /metrics while the disk is offline (scenarios_web.sh)
   declare -F web_offline >/dev/null && web_offline "$t0"
+  # the page answered from the phone through the Telegram fake (scenarios_answer.sh)
+  declare -F answer_offline >/dev/null && answer_offline "$t0"
   sleep 2
   t0=$(vm_run "date +%s%N; zpool online vault $V_VD1 >&2")
   if tr=$(wait_note 60 --after "$t0" --alert VdevState=resolved --contains vault); then

@@ -4,6 +4,11 @@
 //	    (in the guest) accept POSTs on ADDR; append one JSON line per request to FILE:
 //	    {"recv_ns": <guest unix ns at receipt>, "payload": <the body as sent>}
 //
+//	sink tap URL LABEL [CONTAINS]...
+//	    (in the guest) tap the button LABEL of the newest Telegram message holding every
+//	    CONTAINS, through the serving sink's Telegram fake (telegram.go); prints the tap's
+//	    guest time. The fake serves /tg/bot<token>/<method> and logs to tg.jsonl beside FILE.
+//
 //	sink find FILE [--after NS] [--before NS] [--status firing|resolved] [--alert NAME[=STATE]]...
 //	          [--contains TEXT]... [--severity S] [--count] [--json]
 //	    (on the host) print the first matching notification: "<recv_ns> <line number>"
@@ -23,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,13 +54,15 @@ func main() {
 		serve(os.Args[2], os.Args[3])
 	case "find":
 		os.Exit(find(os.Args[2:]))
+	case "tap":
+		os.Exit(tapCmd(os.Args[2:]))
 	default:
 		usage()
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: sink serve ADDR FILE | sink find FILE [--after NS] [--before NS] [--status S] [--alert NAME[=STATE]]... [--contains TEXT]... [--severity S] [--count] [--json]")
+	fmt.Fprintln(os.Stderr, "usage: sink serve ADDR FILE | sink tap URL LABEL [CONTAINS]... | sink find FILE [--after NS] [--before NS] [--status S] [--alert NAME[=STATE]]... [--contains TEXT]... [--severity S] [--count] [--json]")
 	os.Exit(2)
 }
 
@@ -64,6 +72,13 @@ func serve(addr, file string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	tg, err := newTGFake(filepath.Join(filepath.Dir(file), "tg.jsonl"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	http.HandleFunc("/tg/", tg.bot)
+	http.HandleFunc("/tg-tap", tg.tap)
 	var mu sync.Mutex
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UnixNano()
