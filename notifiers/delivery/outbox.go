@@ -169,7 +169,8 @@ func newWorker(b *bus.Bus, ch *notifiers.Channel, cfg config.NotifyConfig, opts 
 		w.ackWait = max(2*w.timeout, 30*time.Second)
 	}
 	w.health = newHealth(w.initial, w.max)
-	if opts.Links != nil {
+	if opts.Links != nil && ch.Type != notifiers.TypeConsole {
+		// Not into the log: a link is a capability, if one that needs a login.
 		w.links = opts.Links.For
 	}
 	w.order = newLines(w)
