@@ -30,7 +30,8 @@ answer_offline() {
   if ! tm=$(tg_first sendMessage "$t0" "$V_VD1"); then
     bad $s "the page reached Telegram (the sink's fake)" "no sendMessage naming $V_VD1"; return 1
   fi
-  if jq -e --argjson t "$tm" 'select(.recv_ns == $t) | .payload.reply_markup.inline_keyboard[0] | map(.text) | index("✅ Acknowledge") != null' "$E2E_TG_LOG" >/dev/null; then
+  # -n and inputs: with one filter per line, jq -e's status is the last line's (4 when it prints nothing)
+  if jq -n -e --argjson t "$tm" '[inputs | select(.recv_ns == $t) | .payload.reply_markup.inline_keyboard[0] | map(.text) | index("✅ Acknowledge") != null] | any' "$E2E_TG_LOG" >/dev/null; then
     ok $s "the Telegram page carries the Acknowledge and Snooze buttons"
   else
     bad $s "the Telegram page carries the Acknowledge and Snooze buttons" "$(jq -c --argjson t "$tm" 'select(.recv_ns == $t) | .payload.reply_markup' "$E2E_TG_LOG")"

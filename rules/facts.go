@@ -74,9 +74,15 @@ func factHandlers() map[string]factHandler {
 
 func observeStatus(o observation, env bus.Envelope, d *facts.StatusData) error {
 	e, h, now, sum := o.e, o.h, o.now, o.sum
-	h.pools, h.statusSeen, h.statusAt = d.Pools, true, env.CollectedAt
-	names, guids := make([]string, 0, len(d.Pools)), make([]string, 0, len(d.Pools))
-	for _, p := range d.Pools {
+	pools := withoutForgotten(h, now, d.Pools, func(p *zfs.Pool) string {
+		if p == nil {
+			return ""
+		}
+		return p.Name
+	})
+	h.pools, h.statusSeen, h.statusAt = pools, true, env.CollectedAt
+	names, guids := make([]string, 0, len(pools)), make([]string, 0, len(pools))
+	for _, p := range pools {
 		if p != nil {
 			names, guids = append(names, p.Name), append(guids, p.GUID)
 		}
@@ -90,10 +96,11 @@ func observeStatus(o observation, env bus.Envelope, d *facts.StatusData) error {
 
 func observeCapacity(o observation, env bus.Envelope, d *facts.CapacityData) error {
 	e, h, now := o.e, o.h, o.now
-	h.capacity = &capacityFacts{pools: d.Pools, datasets: d.Datasets}
+	pools := withoutForgotten(h, now, d.Pools, func(p zfs.PoolList) string { return p.Name })
+	h.capacity = &capacityFacts{pools: pools, datasets: d.Datasets}
 	h.capacityAt = env.CollectedAt
-	names := make([]string, 0, len(d.Pools))
-	for _, p := range d.Pools {
+	names := make([]string, 0, len(pools))
+	for _, p := range pools {
 		names = append(names, p.Name)
 	}
 	e.notePools(h, now, names, nil)

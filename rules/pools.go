@@ -71,13 +71,42 @@ func (e *Engine) exportedOnPurpose(pool string) bool {
 	return false
 }
 
+// staleAfterForget: a status or list judged this soon after a pool was
+// forgotten (destroyed) may have been read before it was, since a zpool
+// command can take up to zfs.command_timeout (30 s by default) and its
+// fact is stamped when it ends; it does not bring the pool back. A pool
+// made again under the same name within this time is seen by the next
+// reading after it.
+const staleAfterForget = time.Minute
+
+// forgottenJustNow reports a pool forgotten less than staleAfterForget ago.
+func (h *hostState) forgottenJustNow(name string, now time.Time) bool {
+	at, ok := h.Forgotten[name]
+	return ok && now.Sub(at) < staleAfterForget
+}
+
+// withoutForgotten is pools less those forgotten just now (a reading from
+// before they were destroyed); pools itself when there are none.
+func withoutForgotten[P any](h *hostState, now time.Time, pools []P, name func(P) string) []P {
+	if !slices.ContainsFunc(pools, func(p P) bool { return h.forgottenJustNow(name(p), now) }) {
+		return pools
+	}
+	out := make([]P, 0, len(pools))
+	for _, p := range pools {
+		if !h.forgottenJustNow(name(p), now) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // notePools records the pools a status or list shows imported.
 func (e *Engine) notePools(h *hostState, now time.Time, names []string, guids []string) {
 	if h.KnownPools == nil {
 		h.KnownPools = map[string]*knownPool{}
 	}
 	for i, name := range names {
-		if name == "" || e.exportedOnPurpose(name) {
+		if name == "" || e.exportedOnPurpose(name) || h.forgottenJustNow(name, now) {
 			continue
 		}
 		if _, ok := h.Forgotten[name]; ok {

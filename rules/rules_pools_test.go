@@ -337,3 +337,37 @@ func TestDestroyOfAnOlderPoolOfTheSameName(t *testing.T) {
 		t.Error("vault forgotten on the destroy event of another pool")
 	}
 }
+
+// The e2e's kslow (2026-12-07): zpool destroy at 12:23:29, then a zpool
+// list that had started before it ended at 12:23:31 still listing the
+// pool, then one without it. The stale listing must not bring the pool
+// back (it was paged missing at once with PoolMissing's for at 0s). A
+// pool listed again a minute after the destroy is a new one, and known.
+func TestStaleListingAfterADestroy(t *testing.T) {
+	e := newTestEngine()
+	pools := []zfs.PoolList{{Name: "backup", Health: "ONLINE"}, {Name: "gone", Health: "ONLINE"}}
+	observe(t, e, capEnv(t, pools, nil, t0), t0)
+	now := t0.Add(time.Hour)
+	for _, ev := range capturedEvents(t, "m1-destroyed.zpool-events-v.txt") {
+		observe(t, e, eventEnv(t, ev, now), now)
+	}
+	stale := now.Add(2 * time.Second)
+	observe(t, e, capEnv(t, pools, nil, stale), stale) // read before the destroy, judged after
+	if k := e.hosts[testHost].KnownPools; k["gone"] != nil {
+		t.Fatalf("a listing read before the destroy brought the pool back: %v", k)
+	}
+	if c := e.hosts[testHost].capacity; c == nil || len(c.pools) != 1 {
+		t.Errorf("the stale listing's destroyed pool is judged: %+v", c)
+	}
+	after := now.Add(6 * time.Second)
+	observe(t, e, capEnv(t, pools[:1], nil, after), after)
+	tickFor(e, after, 10*time.Minute)
+	if missing := find(e, namePoolMissing); missing != nil {
+		t.Errorf("the destroyed pool is paged as missing: %s", missing.Summary)
+	}
+	again := now.Add(2 * time.Minute)
+	observe(t, e, capEnv(t, pools, nil, again), again)
+	if e.hosts[testHost].KnownPools["gone"] == nil {
+		t.Error("a pool of that name listed two minutes after the destroy is not known")
+	}
+}
