@@ -33,6 +33,17 @@ type Message struct {
 	Links []Link
 }
 
+// Incident is the incident the message is about (its first alert that
+// names one), "" when none does: what an answer to it answers.
+func (m Message) Incident() string {
+	for _, a := range m.Notification.Alerts {
+		if a.Incident != "" {
+			return a.Incident
+		}
+	}
+	return ""
+}
+
 // Link is a labelled link of a message: "Acknowledge" and its signed URL.
 type Link struct{ Label, URL string }
 

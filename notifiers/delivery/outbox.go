@@ -73,12 +73,12 @@ func (l *Links) For(n alert.Notification, incident string) []notifiers.AnswerLin
 		return nil
 	}
 	var out []notifiers.AnswerLink
-	for _, v := range []struct{ verb, label string }{{answer.Ack, "Acknowledge"}, {answer.Snooze, "Snooze 24 h"}} {
-		link, err := answer.NewLink(answer.Action{Verb: v.verb, Incident: incident}, n.Host, time.Now())
+	for _, c := range answer.Choices() {
+		link, err := answer.NewLink(answer.Action{Verb: c.Verb, Incident: incident}, n.Host, time.Now())
 		if err != nil {
 			return nil
 		}
-		out = append(out, notifiers.AnswerLink{Label: v.label, URL: l.URL + "?t=" + l.Key.SignLink(link)})
+		out = append(out, notifiers.AnswerLink{Label: c.Label, URL: l.URL + "?t=" + l.Key.SignLink(link)})
 	}
 	return out
 }

@@ -55,13 +55,7 @@ func (s *Sender) answerable(m channel.Message, c Content) Content {
 	if s.key == nil || m.Resolved || m.Test {
 		return c
 	}
-	id := ""
-	for _, a := range m.Notification.Alerts {
-		if a.Incident != "" {
-			id = a.Incident
-			break
-		}
-	}
+	id := m.Incident()
 	if id == "" {
 		return c
 	}
@@ -145,7 +139,7 @@ func (s *Sender) Answers(ctx context.Context, do answer.Func, log *slog.Logger) 
 				return nil
 			}
 			failures++
-			wait := min(time.Duration(1<<min(failures, 9))*time.Second, 5*time.Minute)
+			wait := answer.RetryWait(failures)
 			if failures == 1 || failures%10 == 0 {
 				log.Warn("matrix answers: /sync failed; answers wait at the homeserver", "channel", s.name, "err", err, "retry_in", wait, "failures", failures)
 			}
@@ -246,21 +240,16 @@ func verbOf(e event) (verb, about string) {
 		if c.RelatesTo.RelType != "m.annotation" {
 			return "", ""
 		}
-		switch strings.TrimRight(c.RelatesTo.Key, "\ufe0f") {
-		case "✅", "✔", "👍":
-			return answer.Ack, c.RelatesTo.EventID
-		case "💤":
-			return answer.Snooze, c.RelatesTo.EventID
+		if verb := answer.VerbOfReaction(c.RelatesTo.Key); verb != "" {
+			return verb, c.RelatesTo.EventID
 		}
 	case "m.room.message":
 		if c.RelatesTo.InReplyTo == nil {
 			return "", ""
 		}
-		switch strings.ToLower(strings.TrimSpace(stripFallback(c.Body))) {
-		case "ack", "acknowledge":
-			return answer.Ack, c.RelatesTo.InReplyTo.EventID
-		case "snooze", "snooze 24h":
-			return answer.Snooze, c.RelatesTo.InReplyTo.EventID
+		verb, rest := answer.VerbOfWord(stripFallback(c.Body))
+		if verb != "" && (rest == "" || verb == answer.Snooze && rest == "24h") {
+			return verb, c.RelatesTo.InReplyTo.EventID
 		}
 	}
 	return "", ""

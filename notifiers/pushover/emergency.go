@@ -120,20 +120,10 @@ func (r *receipts) drop(receipt string) {
 	r.mu.Unlock()
 }
 
-// incidentOf is the incident a page answers for, "" when none.
-func incidentOf(m channel.Message) string {
-	for _, a := range m.Notification.Alerts {
-		if a.Incident != "" {
-			return a.Incident
-		}
-	}
-	return ""
-}
-
 // emergencyPage tells a page that goes at priority 2: a critical one of an
 // incident, never a resolved notice or a test.
 func (p *Sender) emergencyPage(m channel.Message) bool {
-	return p.emergency != nil && !m.Resolved && !m.Test && !m.Notification.Test && m.Severity == alert.Critical && incidentOf(m) != ""
+	return p.emergency != nil && !m.Resolved && !m.Test && !m.Notification.Test && m.Severity == alert.Critical && m.Incident() != ""
 }
 
 // receiptsAPI is where the receipts of api's messages are read.

@@ -129,7 +129,7 @@ func (p *Sender) Send(ctx context.Context, m channel.Message) error {
 	if !m.Created.IsZero() {
 		form.Set("timestamp", strconv.FormatInt(m.Created.Unix(), 10))
 	}
-	emergency, incident := p.emergencyPage(m), incidentOf(m)
+	emergency, incident := p.emergencyPage(m), m.Incident()
 	if emergency {
 		p.emergencyForm(form)
 	}

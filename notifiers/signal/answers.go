@@ -56,12 +56,7 @@ func (s *Sender) answerable(m channel.Message) string {
 	if s.name == "" || m.Resolved || m.Test {
 		return ""
 	}
-	for _, a := range m.Notification.Alerts {
-		if a.Incident != "" {
-			return a.Incident
-		}
-	}
-	return ""
+	return m.Incident()
 }
 
 // withHint puts the line that says how to answer under the summary.
@@ -168,7 +163,7 @@ func (s *Sender) Answers(ctx context.Context, do answer.Func, log *slog.Logger) 
 		}
 		wait := every
 		if failures > 0 {
-			wait = min(time.Duration(1<<min(failures, 8))*time.Second, 5*time.Minute)
+			wait = answer.RetryWait(failures)
 		}
 		select {
 		case <-ctx.Done():
@@ -209,7 +204,7 @@ func (s *Sender) receive(ctx context.Context, client *http.Client) ([]envelope, 
 }
 
 var incidentInText = regexp.MustCompile(`(?i)\bincident ([0-9a-f]{8})\b`)
-var incidentAfterVerb = regexp.MustCompile(`^(?:ack|acknowledge|snooze)(?: 24h)?\s+([0-9a-f]{8})$`)
+var incidentAfterVerb = regexp.MustCompile(`^(?:24h\s+)?([0-9a-f]{8})$`)
 
 // answerIn reads an answer from one received message: its verb and incident.
 func (s *Sender) answerIn(e envelope) (verb, incident string) {
@@ -221,27 +216,19 @@ func (s *Sender) answerIn(e envelope) (verb, incident string) {
 		if r.IsRemove {
 			return "", ""
 		}
-		switch strings.TrimRight(r.Emoji, "\ufe0f") {
-		case "✅", "✔", "👍":
-			verb = answer.Ack
-		case "💤":
-			verb = answer.Snooze
+		if verb = answer.VerbOfReaction(r.Emoji); verb == "" {
+			return "", ""
 		}
 		return verb, s.pages.incident(r.TargetSentTimestamp)
 	}
 	if dm.Message == nil {
 		return "", ""
 	}
-	text := strings.ToLower(strings.TrimSpace(*dm.Message))
-	switch {
-	case text == "ack" || text == "acknowledge" || strings.HasPrefix(text, "ack ") || strings.HasPrefix(text, "acknowledge "):
-		verb = answer.Ack
-	case text == "snooze" || strings.HasPrefix(text, "snooze "):
-		verb = answer.Snooze
-	default:
+	verb, rest := answer.VerbOfWord(*dm.Message)
+	if verb == "" {
 		return "", ""
 	}
-	if m := incidentAfterVerb.FindStringSubmatch(text); m != nil {
+	if m := incidentAfterVerb.FindStringSubmatch(rest); m != nil {
 		return verb, m[1]
 	}
 	if q := dm.Quote; q != nil {

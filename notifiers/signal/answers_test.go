@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/answer"
 	"github.com/zwatch/zwatch/notifiers/channel"
+	"github.com/zwatch/zwatch/notifiers/internal/answertest"
 )
 
 const (
@@ -84,31 +84,13 @@ func TestSignalAnswers(t *testing.T) {
 	if msg, _ := api.sent[0]["message"].(string); !strings.HasPrefix(msg, "[CRITICAL] vault DEGRADED\n"+answerHintLine+" Incident 3f2a9c1e.\n") {
 		t.Fatalf("page text %q", msg)
 	}
-	var mu sync.Mutex
-	var got []string
-	do := func(_ context.Context, act answer.Action, by, source string) (answer.Outcome, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, act.Verb+" "+act.Incident+" "+by+" "+source)
-		return answer.Outcome{Host: "nas1", Until: time.Now().Add(24 * time.Hour)}, nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Answers(ctx, do, slog.New(slog.DiscardHandler)) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var rec answertest.Recorder
+	answertest.Run(t, s.Answers, &rec, func() bool {
 		api.mu.Lock()
-		n := api.receives
-		api.mu.Unlock()
-		if n >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
+		defer api.mu.Unlock()
+		return api.receives >= 3
+	})
+	got := rec.Got()
 	want := []string{"ack 3f2a9c1e Alice (+4917612345678) signal:phone", "snooze 3f2a9c1e Alice (+4917612345678) signal:phone"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("answers %q, want %q", got, want)

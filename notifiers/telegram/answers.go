@@ -53,13 +53,7 @@ func (t *Sender) buttons(m channel.Message) any {
 	if t.key == nil || m.Resolved || len(m.Notification.Alerts) == 0 {
 		return nil
 	}
-	id := ""
-	for _, a := range m.Notification.Alerts {
-		if a.Incident != "" {
-			id = a.Incident
-			break
-		}
-	}
+	id := m.Incident()
 	if id == "" {
 		return nil
 	}
@@ -125,7 +119,7 @@ func (t *Sender) Answers(ctx context.Context, do answer.Func, log *slog.Logger) 
 				return nil
 			}
 			failures++
-			wait := min(time.Duration(1<<min(failures, 9))*time.Second, 5*time.Minute)
+			wait := answer.RetryWait(failures)
 			if failures == 1 || failures%10 == 0 {
 				log.Warn("telegram answers: getUpdates failed; taps wait at Telegram", "channel", t.name, "err", err, "retry_in", wait, "failures", failures)
 			}

@@ -74,15 +74,15 @@ func (s *server) answerButtons(d *pageData) {
 		if !in.Firing || in.ID == "" {
 			continue
 		}
-		for _, v := range []struct{ verb, label string }{{answer.Ack, "Acknowledge"}, {answer.Snooze, "Snooze 24 h"}} {
-			if v.verb == answer.Ack && in.Ack != nil {
+		for _, c := range answer.Choices() {
+			if c.Verb == answer.Ack && in.Ack != nil {
 				continue // acknowledged already
 			}
-			l, err := answer.NewLink(answer.Action{Verb: v.verb, Incident: in.ID}, d.Host.Host, time.Now())
+			l, err := answer.NewLink(answer.Action{Verb: c.Verb, Incident: in.ID}, d.Host.Host, time.Now())
 			if err != nil {
 				return
 			}
-			in.Links = append(in.Links, channel.Link{Label: v.label, URL: "/answer?t=" + a.Key.SignLink(l)})
+			in.Links = append(in.Links, channel.Link{Label: c.Label, URL: "/answer?t=" + a.Key.SignLink(l)})
 		}
 	}
 }
