@@ -122,18 +122,36 @@ func summaryLine(n alert.Notification, firing, resolved []alert.Alert) string {
 	switch {
 	case len(firing) > 0:
 		fmt.Fprintf(&b, "[%s] %s", strings.ToUpper(string(firing[0].Severity)), alertSummary(firing[0]))
-		if more := len(firing) - 1; more > 0 {
+		if more := countedBeside(firing); more > 0 {
 			fmt.Fprintf(&b, " (+%d more)", more)
 		}
 	case len(resolved) > 0:
 		fmt.Fprintf(&b, "[RESOLVED] %s", alertSummary(resolved[0]))
-		if more := len(resolved) - 1; more > 0 {
+		if more := countedBeside(resolved); more > 0 {
 			fmt.Fprintf(&b, " (+%d more)", more)
 		}
 	default:
 		fmt.Fprintf(&b, "[NOTICE] zwatch on %s: empty notification", n.Host)
 	}
 	return oneLine(b.String())
+}
+
+// countedBeside is the "+N more" of a summary headed by as[0] (the most
+// severe): the other alerts, leaving out info ones beside a warning or a
+// critical. An info alert that joins an incident later (a resilver's
+// progress) is told on its own, so counting it in the resolved notice
+// made "+2 more" end as "+3 more"; the body still lists it.
+func countedBeside(as []alert.Alert) int {
+	if as[0].Severity == alert.Info {
+		return len(as) - 1
+	}
+	n := 0
+	for _, a := range as[1:] {
+		if a.Severity != alert.Info {
+			n++
+		}
+	}
+	return n
 }
 
 func alertSummary(a alert.Alert) string {

@@ -53,6 +53,20 @@ func TestRenderSummaryAndResolved(t *testing.T) {
 	if !m.Resolved || m.Summary != "[RESOLVED] vault DEGRADED — disk WD-WX32D7088AF1 FAULTED, raidz2-0 can lose 1 more disk" {
 		t.Errorf("resolved summary %q", m.Summary)
 	}
+	// An info alert that joined the incident later (the resilver, told on
+	// its own) is in the body but not in the count: the resolved notice's
+	// "+N more" is the page's.
+	resilver := alert.Alert{Name: "Resilvering", Severity: alert.Info, State: alert.Resolved, EndsAt: &end,
+		Summary: "pool vault: resilver finished with 0 error(s)", Labels: map[string]string{"pool": "vault"}}
+	withInfo := r
+	withInfo.Alerts = append(append([]alert.Alert(nil), r.Alerts...), resilver)
+	if got := notifiers.Render(withInfo); got.Summary != m.Summary || !strings.Contains(got.Text, "resilver finished") {
+		t.Errorf("resolved with a later info alert: summary %q (want %q), text:\n%s", got.Summary, m.Summary, got.Text)
+	}
+	onlyInfo := alert.Notification{Host: "nas1", Status: alert.Resolved, Alerts: []alert.Alert{resilver, resilver}}
+	if got := notifiers.Render(onlyInfo).Summary; !strings.HasSuffix(got, "(+1 more)") {
+		t.Errorf("two info alerts: summary %q, want them counted", got)
+	}
 	if !strings.Contains(m.Text, "lasted 2h13m0s") || m.Title != "zwatch nas1: resolved" {
 		t.Errorf("resolved text:\n%s\ntitle %q", m.Text, m.Title)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/zwatch/zwatch/collectors"
@@ -133,6 +134,9 @@ func simulationMuted(catalogue []rules.Rule) []string {
 //     reads only the recorded disks; ZFS or SMART monitoring is off when
 //     the scenario has no recordings of it; zpool events are not followed;
 //   - maintenance (scrubs, self-tests) and the heartbeat URL are off;
+//   - the status page listens on a free loopback port of its own, never
+//     on the person's http.listen (their zwatch may be serving it), and
+//     carries no answer links;
 //   - the rules about this machine rather than the recordings are off
 //     (simulationMuted);
 //   - the timeline is compressed: collectors poll every t.poll, group_wait
@@ -143,6 +147,7 @@ func configure(user config.Config, sc *Scenario, w *workDir, t timing) config.Co
 	c.StateDir = w.stateDir
 	c.Bus = config.BusConfig{Replicas: 1}
 	c.Heartbeat.URL = ""
+	c.HTTP = config.HTTPConfig{Listen: "127.0.0.1:0"}
 	c.Maintenance.Scrub, c.Maintenance.ShortTest, c.Maintenance.LongTest = "", "", ""
 
 	c.ZFS.Enabled = sc.UsesZFS()
@@ -218,6 +223,26 @@ func Run(ctx context.Context, user config.Config, sc *Scenario, o Options) (*Res
 	var runErr error
 	dopts := o.Daemon
 	dopts.Collectors = replayed(dopts.Collectors)
+	// The page's address is told between steps: out is not shared with
+	// the daemon's goroutines.
+	page := make(chan net.Addr, 1)
+	ready := dopts.HTTPReady
+	dopts.HTTPReady = func(a net.Addr) {
+		select {
+		case page <- a:
+		default:
+		}
+		if ready != nil {
+			ready(a)
+		}
+	}
+	tellPage := func() {
+		select {
+		case a := <-page:
+			fmt.Fprintf(out, "Its status page, while it runs: http://%s/\n", a)
+		default:
+		}
+	}
 	go func() {
 		defer close(finished)
 		runErr = daemon.Run(dctx, &cfg, dopts, log)
@@ -255,6 +280,7 @@ func Run(ctx context.Context, user config.Config, sc *Scenario, o Options) (*Res
 		if say == "" {
 			say = st.ZFS
 		}
+		tellPage()
 		fmt.Fprintf(out, "[%d/%d] %s\n", i+1, len(sc.Steps), say)
 		if !w.waitServed(i, sc, 60*time.Second, finished) {
 			if ctx.Err() != nil {

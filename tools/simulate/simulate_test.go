@@ -189,6 +189,13 @@ func TestScenariosEndToEnd(t *testing.T) {
 			if len(res.Notifications) < len(got) {
 				t.Errorf("result lists %d notifications, the phone got %d", len(res.Notifications), len(got))
 			}
+			// Its page is on a port of its own: the person's zwatch may
+			// be serving http.listen (a clash restarted the listener every
+			// second, logging an error each time).
+			if !strings.Contains(narration.String(), "Its status page, while it runs: http://127.0.0.1:") ||
+				strings.Contains(narration.String(), config.DefaultHTTPListen) {
+				t.Errorf("narration does not give the simulation's own page:\n%s", narration.String())
+			}
 			if !strings.Contains(narration.String(), fmt.Sprintf("[%d/%d]", len(sc.Steps), len(sc.Steps))) {
 				t.Errorf("narration does not reach the last step:\n%s", narration.String())
 			}
