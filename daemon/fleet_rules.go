@@ -13,12 +13,15 @@ import (
 	"github.com/zwatch/zwatch/rules/runner"
 )
 
+// leaseHolder names this process in the lease bucket.
+func leaseHolder(cfg *config.Config) string { return fmt.Sprintf("%s/%d", cfg.Host, os.Getpid()) }
+
 // fleetRules runs the rule engine of a server on a NATS cluster that
 // other servers may share: the engines of this server's share of the
 // partitions (fleet.Partitions), or, on a stream with one partition, one
 // engine on one server at a time under fleet.RulesLease.
 func fleetRules(b *bus.Bus, cfg *config.Config, ropts runner.Options, log *slog.Logger) func(context.Context) error {
-	holder := fmt.Sprintf("%s/%d", cfg.Host, os.Getpid())
+	holder := leaseHolder(cfg)
 	lease := log.With("part", "lease")
 	return func(ctx context.Context) error {
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)

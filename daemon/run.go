@@ -94,6 +94,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 				nopts.Links = &delivery.Links{URL: cfg.HTTP.AnswerURL(), Key: ans.Key}
 			}
 		}
+		if !b.Embedded() {
+			// Servers sharing a cluster read each answering account once
+			// (a Telegram bot refuses a second poller).
+			nopts.Lease = fleet.Leaser(b.JS, leaseHolder(cfg), cfg.Fleet.LeaseTTL.D(), cfg.Bus.Replicas, log.With("part", "lease"))
+		}
 		if path, err = delivery.NewService(b, cfg.Notify, nopts, cfg.Host, cfg.StateDir, log); err != nil {
 			return err
 		}

@@ -76,6 +76,16 @@ func Lead(ctx context.Context, js jetstream.JetStream, name, holder string, ttl 
 	return nil
 }
 
+// Leaser is Lead for js and holder, as delivery.Options.Lease takes it:
+// each channel's answer reader of a shared account runs under its own
+// lease (delivery.AnswerLease), so a fleet reads one bot, login or number
+// once, and another server takes it over within ttl of the holder dying.
+func Leaser(js jetstream.JetStream, holder string, ttl time.Duration, replicas int, log *slog.Logger) func(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	return func(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+		return Lead(ctx, js, name, holder, ttl, replicas, log, fn)
+	}
+}
+
 // LeaseKV opens (creating if needed) the lease bucket.
 func LeaseKV(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
 	if replicas < 1 {
@@ -88,7 +98,7 @@ func LeaseKV(ctx context.Context, js jetstream.JetStream, ttl time.Duration, rep
 	err = bus.RetryAPI(ctx, func(ctx context.Context) error {
 		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: LeaseBucket, TTL: ttl, History: 1, Replicas: replicas, Storage: jetstream.FileStorage,
-			Description: "zwatch leases: which server runs the rule engine",
+			Description: "zwatch leases: which server runs the rule engine and each answer reader",
 		})
 		return err
 	})

@@ -8,6 +8,9 @@ package channel
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -44,6 +47,31 @@ type Prober interface {
 type Answering interface {
 	EnableAnswers(key answer.Key, name string) bool
 	Answers(ctx context.Context, do answer.Func, log *slog.Logger) error
+}
+
+// SharedAnswers is implemented by Answering senders that read the answers
+// from an account every server of a fleet would read alike (a Telegram
+// bot's getUpdates, a Matrix login's /sync of a room, a Signal number's
+// receive): two readers of one account refuse (Telegram's 409), split or
+// double each other's answers, so the outbox runs one reader per account
+// in the fleet at a time, under a lease named after AnswerAccount. It is
+// AccountDigest of what names the account, never a secret itself: it
+// becomes a key on the bus. (Pushover's receipts belong to the server that
+// sent the page, so it reads them itself.)
+type SharedAnswers interface {
+	AnswerAccount() string
+}
+
+// AccountDigest names an account by parts that may be secret (a token):
+// the first 16 bytes of their SHA-256, in hex. The same parts give the
+// same name on every server.
+func AccountDigest(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		// Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
+		_, _ = fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Diagnoser is implemented by senders that know their service: Fix asks it

@@ -14,8 +14,9 @@
 // keeps it from sending twice (direct.go); the storage watch that pages
 // StateStorageFull/Failed and decides when to reload JetStream
 // (storage.go); repair of damaged consumers and lost messages (repair.go);
-// the health canary (canary.go); and Service, which wires them for the
-// daemon.
+// the health canary (canary.go); the channels' answer readers, one per
+// shared account in a fleet (answerlease.go); and Service, which wires them
+// for the daemon.
 //
 // What stayed elsewhere: bus keeps what is the embedded server's own
 // (Bus.RestartJetStream, Bus.StoreDir, stream sizing and StoreSpace):

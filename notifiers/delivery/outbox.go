@@ -43,6 +43,12 @@ type Options struct {
 	// (channel.Answering: Telegram's buttons) put them on pages and read
 	// the taps. Optional.
 	Answers *Answers
+	// Lease, when set, runs fn only while this process holds the lease
+	// name among the servers sharing the bus, until ctx ends (fleet.Lead):
+	// the answer readers of channels that read a shared account
+	// (channel.SharedAnswers) run under it, one per account in the fleet
+	// (answerlease.go). Nil: they run unconditionally (one server).
+	Lease LeaseFunc
 	// Links, when set, puts signed links to answer each page on the status
 	// page (views/web) under its summary, in every channel. Optional.
 	Links *Links
@@ -109,7 +115,7 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 		wg.Go(func() { w.run(ctx) })
 		if a, ok := chans[i].Sender.(channel.Answering); ok && opts.Answers != nil && a.EnableAnswers(opts.Answers.Key, chans[i].Name) {
 			log.Info("answers from the channel's app are on", "channel", chans[i].Name)
-			wg.Go(func() { _ = a.Answers(ctx, opts.Answers.Do, w.log) })
+			wg.Go(func() { readAnswers(ctx, a, w.ch, opts, w.log) })
 		}
 		if r, ok := chans[i].Sender.(channel.InventoryReceiver); ok && opts.Inventory != nil {
 			wg.Go(func() {

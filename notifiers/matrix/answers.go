@@ -46,6 +46,13 @@ func (s *Sender) EnableAnswers(key answer.Key, name string) bool {
 	return true
 }
 
+var _ channel.SharedAnswers = (*Sender)(nil)
+
+// AnswerAccount names the login and the room: /sync lets two readers of
+// one login run, but each would answer every reaction, while another
+// channel's room on the same login needs its own reader.
+func (s *Sender) AnswerAccount() string { return channel.AccountDigest(s.token, s.room) }
+
 // answerHint is the line under a page's summary that says how to answer.
 const answerHint = "React with ✅ to acknowledge or 💤 to snooze for 24 h (or reply ack / snooze)."
 

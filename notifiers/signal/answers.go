@@ -51,6 +51,13 @@ func (s *Sender) EnableAnswers(_ answer.Key, name string) bool {
 	return true
 }
 
+var _ channel.SharedAnswers = (*Sender)(nil)
+
+// AnswerAccount names the number, whichever REST API reads it: two readers
+// of one REST API split its messages, two linked devices' both get them;
+// one reader sees every answer once.
+func (s *Sender) AnswerAccount() string { return channel.AccountDigest(s.number) }
+
 // answerable is the incident a page answers for, "" when it carries none.
 func (s *Sender) answerable(m channel.Message) string {
 	if s.name == "" || m.Resolved || m.Test {

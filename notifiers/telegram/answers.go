@@ -99,8 +99,9 @@ type callbackQuery struct {
 }
 
 // Answers long-polls getUpdates until ctx ends. Telegram keeps taps for a
-// day, so a restart or an outage loses none; a second poller for the same
-// bot (another server of a fleet) makes Telegram end one of the two
+// day, so a restart or an outage loses none. In a fleet the outbox runs it
+// on one server at a time (AnswerAccount); a second poller for the same
+// bot all the same (another install) makes Telegram end one of the two
 // requests (409), and that one waits and tries again.
 func (t *Sender) Answers(ctx context.Context, do answer.Func, log *slog.Logger) error {
 	if t.key == nil {

@@ -50,6 +50,12 @@ func New(c Config, env channel.Env) *Sender {
 	return s
 }
 
+var _ channel.SharedAnswers = (*Sender)(nil)
+
+// AnswerAccount names the bot by its token alone: a bot has one update
+// queue, whichever Bot API server (api_url) it is read through.
+func (t *Sender) AnswerAccount() string { return channel.AccountDigest(t.token) }
+
 // Send delivers m to every chat that has not had it yet.
 func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 	for _, chat := range t.chats {
