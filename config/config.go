@@ -50,6 +50,7 @@ type Config struct {
 	HTTP        HTTPConfig        `yaml:"http"`
 	History     HistoryConfig     `yaml:"history"`
 	Memory      MemoryConfig      `yaml:"memory"`
+	Actions     ActionsConfig     `yaml:"actions"`
 	// Collectors sets the collectors that have keys of their own, by name
 	// (collectors.go); the built-in ones read theirs under zfs:, smart:
 	// and disks:.
@@ -440,6 +441,7 @@ func (c *Config) validate(errs *Errors, cat Catalog) {
 	}
 	positive(errs, "heartbeat.interval", c.Heartbeat.Interval, 10*time.Second)
 	c.validateRole(errs)
+	c.validateActions(errs)
 	if c.Fleet.Buffer < 100 || c.Fleet.Buffer > 1000000 {
 		errs.add("fleet.buffer", c.Fleet.Buffer, "must be 100 to 1000000 messages")
 	}

@@ -13,16 +13,29 @@ import (
 	"github.com/zwatch/zwatch/notifiers/delivery"
 )
 
-// answers is what lets a channel's app answer a page (Telegram's buttons):
+// answers is what lets a channel's app answer a page (Telegram's buttons),
+// and, with actions.replace, replace its disk (replace.go):
 // the install's key, from the state directory, and incident.Answer through
 // this server's bus. Nil, and said once, when the key cannot be had.
-func answers(cfg *config.Config, b *bus.Bus, log *slog.Logger) *delivery.Answers {
+func answers(ctx context.Context, cfg *config.Config, b *bus.Bus, log *slog.Logger) *delivery.Answers {
 	key, err := answer.LoadKey(cfg.StateDir)
 	if err != nil {
 		log.Warn("pages carry no answer buttons", "err", err)
 		return nil
 	}
+	repl := replacer(ctx, cfg, b, log)
 	return &delivery.Answers{Key: key, Do: func(ctx context.Context, act answer.Action, by, source string) (answer.Outcome, error) {
+		switch {
+		case act.Verb != answer.Replace && act.Verb != answer.Confirm && act.Verb != answer.Cancel:
+		case repl == nil:
+			return answer.Outcome{Text: "Replacing a disk from the phone is off on this zwatch (actions.replace)."}, nil
+		case act.Verb == answer.Replace:
+			return repl.Ask(ctx, act.Incident)
+		case act.Verb == answer.Confirm:
+			return repl.Confirm(ctx, act.Incident, by, source)
+		default:
+			return repl.Cancel(ctx, act.Incident, by, source)
+		}
 		res, err := incident.Answer(ctx, b, facts.IncidentActionData{Incident: act.Incident, Action: act.Verb, By: by, Source: source}, answer.SnoozeFor)
 		if errors.Is(err, incident.ErrNotFiring) {
 			return answer.Outcome{}, answer.ErrGone

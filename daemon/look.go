@@ -67,6 +67,9 @@ func lookComponents(ctx context.Context, cfg *config.Config, b *bus.Bus, opts Op
 			},
 			Used: func(ctx context.Context, nonce string) (bool, error) { return incident.LinkUsed(ctx, b, nonce) },
 		}
+		if cfg.Actions.Replace {
+			o.Answers.ReplaceHost = cfg.Host
+		}
 	}
 	comps = append(comps, Component{Name: "http", Run: func(ctx context.Context) error { return web.Serve(ctx, o) }})
 	return comps

@@ -88,8 +88,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger
 			// A simulation's notifications are tests: its stand-in pools and
 			// alerts must not become sensors next to the real ones.
 			nopts.Inventory = notifiers.NewInventoryFeed()
-			ans = answers(cfg, b, log)
+			ans = answers(ctx, cfg, b, log)
 			nopts.Answers = ans
+			if ans != nil && cfg.Actions.Replace {
+				nopts.ReplaceHost = cfg.Host
+			}
 			if ans != nil && cfg.HTTP.AnswerURL() != "" {
 				nopts.Links = &delivery.Links{URL: cfg.HTTP.AnswerURL(), Key: ans.Key}
 			}

@@ -181,6 +181,8 @@ notify:
       chat_ids: ["42"]
       api_url: http://127.0.0.1:9099/tg
       answer_users: ["123456789"]
+# the replace scenario replaces the unplugged disk from the phone (scenarios_answer.sh)
+actions: {replace: true}
 EOF
 }
 
@@ -384,30 +386,39 @@ sc_restart_check() { # once, and before anything else pages about vault (replace
     || { bad $s "no second page after restart" "$n firing notification(s) naming $V_SD1"; dump_notes "$t0"; }
 }
 
-# 6. the guide from the unplug alert, executed: zwatch replace ... --new SPARE --yes
+# 6. the guide from the unplug alert: its own command line as a dry run, then the replacement
+# confirmed from the phone through the Telegram fake (answer_replace, scenarios_answer.sh), which
+# runs zpool replace through the same code as zwatch replace; without scenarios_answer.sh, the
+# guide's command with --new SPARE --yes
 sc_replace() {
   local s=replace cmd old t0 tr
-  # the guide's own command line (`zwatch replace vault OLD`), literally, plus --new SPARE --yes
+  # the guide's own command line (`zwatch replace vault OLD`), literally, plus --new SPARE
   cmd=$(jq -r '.text // ""' <<<"${E2E_UNPLUG_NOTE:-null}" | grep -E '^ +zwatch replace vault [^ ]+$' | head -1 | sed 's/^ *//')
   if [ -z "$cmd" ]; then bad $s "the unplug notification's guide has a 'zwatch replace vault OLD' line"; return 1; fi
   ok $s "guide line: $cmd"
   old=${cmd##* }
+  if vm_run "$cmd --new $D/$SPARE --dry-run" > "$E2E_OUT/replace.dry-run.out" 2>&1 && grep -q "zpool replace vault $old $D/$SPARE" "$E2E_OUT/replace.dry-run.out"; then
+    ok $s "zwatch replace vault $old --new $SPARE --dry-run names zpool replace vault $old $D/$SPARE"
+  else
+    bad $s "zwatch replace --dry-run names the command" "see replace.dry-run.out"; tail -20 "$E2E_OUT/replace.dry-run.out" >&2
+  fi
   t0=$(gnow)
-  cmd="$cmd --new $D/$SPARE --yes"
-  if vm_run "$cmd" > "$E2E_OUT/replace.out" 2>&1; then
+  if declare -F answer_replace >/dev/null; then
+    answer_replace "$t0" || return 1
+  elif vm_run "$cmd --new $D/$SPARE --yes" > "$E2E_OUT/replace.out" 2>&1; then
     ok $s "zwatch replace vault $old --new $SPARE --yes exit 0"
+    grep -qi 'resilver' "$E2E_OUT/replace.out" && ok $s "resilver followed" || bad $s "resilver followed" "no 'resilver' in replace.out"
   else
     bad $s "zwatch replace exit 0" "see replace.out"; tail -20 "$E2E_OUT/replace.out" >&2; return 1
   fi
   local t1; t1=$(gnow)
-  figure $s "zwatch replace (resilver followed to the end)" "$(ms "$t1" "$t0")" ms "guest clock"
-  grep -qi 'resilver' "$E2E_OUT/replace.out" && ok $s "resilver followed" || bad $s "resilver followed" "no 'resilver' in replace.out"
+  figure $s "replacement (resilver followed to the end)" "$(ms "$t1" "$t0")" ms "guest clock"
   local h; h=$(vm_run "zpool list -H -o health vault")
   [ "$h" = ONLINE ] && ok $s "vault ONLINE" || bad $s "vault ONLINE" "got $h"
   vm_run "zpool status vault" > "$E2E_OUT/replace.zpool-status.txt"
   grep -q "$SPARE" "$E2E_OUT/replace.zpool-status.txt" && ok $s "$SPARE in vault" || bad $s "$SPARE in vault"
   if tr=$(wait_note 60 --after "$t0" --status resolved --contains "$V_SD1"); then
-    ok $s "resolved notice for $V_SD1" "$(ms "$tr" "$t1") ms after zwatch replace returned"
+    ok $s "resolved notice for $V_SD1" "$(ms "$tr" "$t1") ms after the replacement ended"
   else
     bad $s "resolved notice for $V_SD1" "none within 60 s"; dump_notes "$t0"
   fi

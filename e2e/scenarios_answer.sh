@@ -68,3 +68,50 @@ answer_offline() {
   fi
   g "zpool online vault $V_ATA2" || bad $s "zpool online vault $V_ATA2"
 }
+
+# answer_replace T0: the unplugged disk replaced from the phone (actions.replace). The sink taps
+# Replace on the unplug page; zwatch runs zwatch replace's checks and asks in a new message with
+# the exact command and a button per qualifying disk; the sink taps the one of the spare (serial
+# ZWS0003); zwatch runs zpool replace, follows the resilver and sends its end as a new message.
+answer_replace() {
+  local s=replace t0=$1 tp tq tc te end
+  tp=$(vm_run "sink tap http://127.0.0.1:9099 Replace $V_SD1") || { bad $s "tap Replace on the unplug page in the Telegram fake" "no message naming $V_SD1 with a Replace button"; return 1; }
+  end=$(( $(date +%s) + 120 ))
+  until tq=$(tg_first sendMessage "$tp" "erases everything"); do
+    (( $(date +%s) >= end )) && break; sleep 0.5
+  done
+  if [ -z "$tq" ]; then
+    bad $s "a tap on Replace asks with the command (a new message with 'erases everything')" "none within 120 s: $(jq -r --argjson a "$tp" 'select(.recv_ns > $a and .method == "sendMessage") | .payload.text' "$E2E_TG_LOG" | head -5)"
+    return 1
+  fi
+  local q; q=$(jq -r --argjson t "$tq" 'select(.recv_ns == $t) | .payload.text' "$E2E_TG_LOG")
+  printf '%s\n' "$q" > "$E2E_OUT/replace.question.txt"
+  if grep -q "zpool replace vault [0-9]* $D/$SPARE" <<<"$q"; then
+    ok $s "the question names the exact command: zpool replace vault GUID $D/$SPARE" "$(ms "$tq" "$tp") ms after the tap"
+    figure $s "tap Replace -> the question with the command" "$(ms "$tq" "$tp")" ms "guest clock: zwatch replace's checks (zpool status, lsblk, blkid, wipefs, smartctl per disk) in the TCG guest"
+  else
+    bad $s "the question names zpool replace vault GUID $D/$SPARE" "$(head -5 <<<"$q")"; return 1
+  fi
+  tc=$(vm_run "sink tap http://127.0.0.1:9099 'Erase ZWS0003' $SPARE") || { bad $s "tap 'Erase ZWS0003 and replace' in the Telegram fake"; return 1; }
+  end=$(( $(date +%s) + 60 ))
+  until tg_first editMessageReplyMarkup "$tc" "Confirmed by @alice" >/dev/null; do
+    (( $(date +%s) >= end )) && break; sleep 0.5
+  done
+  tg_first editMessageReplyMarkup "$tc" "Confirmed by @alice" >/dev/null && ok $s "the confirmation is taken: the question's buttons say Confirmed by @alice" \
+    || bad $s "the confirmation is taken (Confirmed by @alice)" "none within 60 s"
+  end=$(( $(date +%s) + 600 ))
+  until te=$(tg_first sendMessage "$tc" "✅ Replaced"); do
+    (( $(date +%s) >= end )) && break
+    tg_first sendMessage "$tc" "❌" >/dev/null && break
+    sleep 1
+  done
+  if [ -n "$te" ]; then
+    ok $s "the phone is told the replacement ended: ✅ Replaced … the resilver finished"
+    figure $s "tap confirm -> ✅ Replaced (resilver followed to the end)" "$(ms "$te" "$tc")" ms "guest clock"
+    tg_first editMessageText "$tc" "Resilvering onto" >/dev/null && ok $s "progress shown in the confirmation's message (editMessageText)" \
+      || say "no progress edit (the resilver ended before the first reading)"
+  else
+    bad $s "the phone is told the replacement ended (✅ Replaced)" "$(jq -r --argjson a "$tc" 'select(.recv_ns > $a and .method == "sendMessage") | .payload.text' "$E2E_TG_LOG" | tail -3)"
+    return 1
+  fi
+}

@@ -87,6 +87,7 @@ config as its list of errors, each with its key, value and problem.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
 			notes := append(answerNotes(l.Config.Notify), quietNotes(l.Config.Notify, time.Now())...)
+			notes = append(notes, replaceNotes(l.Config)...)
 			if u := l.Config.HTTP.AnswerURL(); u != "" {
 				notes = append(notes, "every page carries links to acknowledge or snooze it at "+u+" (a login of http.users, then a confirmation; each link works once, for 72 h)")
 			}
@@ -145,6 +146,29 @@ func quietNotes(cfg config.NotifyConfig, now time.Time) []string {
 			c.Name, c.Quiet.From, c.Quiet.To, now.Format("MST")))
 	}
 	return out
+}
+
+// replaceNotes says where a replacement can be confirmed from the phone
+// (actions.replace): Telegram channels with answer_users; none is a
+// mistake worth saying.
+func replaceNotes(cfg config.Config) []string {
+	if !cfg.Actions.Replace {
+		return nil
+	}
+	chans, err := notifiers.Build(cfg.Notify)
+	if err != nil {
+		return nil
+	}
+	var on []string
+	for _, c := range chans {
+		if a, ok := c.Sender.(channel.Answering); ok && c.Type == "telegram" && a.EnableAnswers(answer.Key(make([]byte, 32)), c.Name) {
+			on = append(on, c.Name)
+		}
+	}
+	if len(on) == 0 {
+		return []string{"actions.replace is on, but no channel can offer it: it needs a telegram channel with answer_users; elsewhere run zwatch replace on the box"}
+	}
+	return []string{"actions.replace: pages of this machine's failing disks offer Replace on " + strings.Join(on, ", ") + "; zwatch replace's checks run at the tap, and zpool replace only after a second, specific confirmation"}
 }
 
 // answerNotes says, channel by channel, whether a page can be answered

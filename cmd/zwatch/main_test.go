@@ -197,3 +197,26 @@ func TestCheckConfigQuietNote(t *testing.T) {
 		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 }
+
+// check-config says where actions.replace is offered, that it needs a
+// Telegram channel with answer_users, and refuses it where it cannot work.
+func TestCheckConfigReplaceNotes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		yaml, want string
+		code       int
+	}{
+		{"actions: {replace: true}\nnotify:\n  channels:\n    - {name: phone, type: telegram, token: \"123456:ABC-DEF\", chat_ids: [\"42\"], answer_users: [\"123456789\"]}\n",
+			"note: actions.replace: pages of this machine's failing disks offer Replace on phone", exitOK},
+		{"actions: {replace: true}\nnotify:\n  channels:\n    - {name: mail, url: \"ntfy://ntfy.sh/nas-3f9c\"}\n",
+			"note: actions.replace is on, but no channel can offer it: it needs a telegram channel with answer_users", exitOK},
+		{"role: agent\nbus: {url: \"nats://nas1:4222\"}\nactions: {replace: true}\n", "actions.replace", exitUsage},
+	} {
+		f := filepath.Join(dir, "replace.yaml")
+		os.WriteFile(f, []byte(c.yaml), 0o600)
+		_, errOut, code := run(t, "check-config", f)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: code %d, stderr:\n%s", c.yaml, code, errOut)
+		}
+	}
+}

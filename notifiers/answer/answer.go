@@ -18,10 +18,15 @@ import (
 	"time"
 )
 
-// The verbs a button may carry.
+// The verbs a button may carry. Replace asks about replacing the disk of
+// an incident; Confirm and Cancel answer that question, and their Action's
+// Incident is then the question's ID (an offer, tools/replace/remote).
 const (
-	Ack    = "ack"
-	Snooze = "snooze"
+	Ack     = "ack"
+	Snooze  = "snooze"
+	Replace = "replace"
+	Confirm = "confirm"
+	Cancel  = "cancel"
 )
 
 // SnoozeFor is how long a snooze button snoozes.
@@ -39,11 +44,34 @@ type Outcome struct {
 	Alerts int
 	// Until ends a snooze.
 	Until time.Time
+	// Text is what to tell the person when the verb's own words do not
+	// do (a replacement: why it is not offered, what it will run).
+	Text string
+	// Ask, when set, is a question to put to the person before anything
+	// is done: its choices are buttons (a replacement's confirmation).
+	Ask []Option
+	// Progress, when set, carries what a started action reports until it
+	// ends (a resilver); the channel shows each line in place of the last.
+	// It is closed at the end.
+	Progress <-chan string
+}
+
+// Option is one answer to a question: the button's text and its action.
+type Option struct {
+	Label  string
+	Action Action
+	// Word, when set, is what a person types to confirm where a tap is
+	// not specific enough (the status page): the new disk's serial.
+	Word string
 }
 
 // ErrGone: the incident no longer fires (resolved, or never was); the
 // reply says so without saying more.
 var ErrGone = errors.New("the incident is over")
+
+// ErrClosed: a question (a replacement's) was answered, cancelled or
+// timed out, or never asked; the reply says so without saying which.
+var ErrClosed = errors.New("this question is no longer open: tap Replace on the page again")
 
 // Func carries out act for by (the person, as the channel names them)
 // through source (the channel's type and name: "telegram:phone").
@@ -111,13 +139,21 @@ func (k Key) Verify(data string) (Action, error) {
 		return Action{}, bad
 	}
 	f := strings.Split(data, " ")
-	if len(f) != 4 || f[0] != dataPrefix || (f[1] != Ack && f[1] != Snooze) || !validIncident(f[2]) {
+	if len(f) != 4 || f[0] != dataPrefix || !buttonVerb(f[1]) || !validIncident(f[2]) {
 		return Action{}, bad
 	}
 	if !hmac.Equal([]byte(f[3]), []byte(k.mac(strings.Join(f[:3], " ")))) {
 		return Action{}, bad
 	}
 	return Action{Verb: f[1], Incident: f[2]}, nil
+}
+
+func buttonVerb(v string) bool {
+	switch v {
+	case Ack, Snooze, Replace, Confirm, Cancel:
+		return true
+	}
+	return false
 }
 
 func validIncident(id string) bool {

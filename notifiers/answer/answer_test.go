@@ -40,6 +40,17 @@ func TestKeySignVerify(t *testing.T) {
 			t.Errorf("%q verified", forged)
 		}
 	}
+	// The replacement's verbs fit too, and a confirmation cannot be made
+	// out of a question's data.
+	for _, v := range []string{Replace, Confirm, Cancel} {
+		d := k.Sign(Action{Verb: v, Incident: "0a1b2c3d"})
+		if got, err := k.Verify(d); err != nil || got.Verb != v || len(d) > 64 {
+			t.Errorf("%s: %q %+v %v", v, d, got, err)
+		}
+	}
+	if _, err := k.Verify(strings.Replace(k.Sign(Action{Verb: Replace, Incident: "0a1b2c3d"}), "replace", "confirm", 1)); err == nil {
+		t.Error("a Replace button's data, its verb changed to confirm, verified")
+	}
 	os.WriteFile(filepath.Join(dir, KeyFile), []byte("short"), 0o600)
 	if _, err := LoadKey(dir); err == nil || !strings.Contains(err.Error(), "remove it") {
 		t.Errorf("a damaged key: %v", err)
@@ -50,6 +61,7 @@ func FuzzVerify(f *testing.F) {
 	k := Key(strings.Repeat("k", 32))
 	f.Add(k.Sign(Action{Verb: Ack, Incident: "3f2a9c1e"}))
 	f.Add("zw1 ack 3f2a9c1e AAAAAAAAAAAAAAAA")
+	f.Add(k.Sign(Action{Verb: Confirm, Incident: "0a1b2c3d"}))
 	f.Fuzz(func(t *testing.T, data string) {
 		act, err := k.Verify(data)
 		if err == nil && k.Sign(act) != data {

@@ -69,7 +69,7 @@ func (k Key) VerifyLink(token string, now time.Time) (Link, error) {
 		return Link{}, ErrLinkBad
 	}
 	f := strings.Split(token, ".")
-	if len(f) != 7 || f[0] != linkPrefix || (f[1] != Ack && f[1] != Snooze) || !validIncident(f[2]) || !validNonce(f[5]) {
+	if len(f) != 7 || f[0] != linkPrefix || (f[1] != Ack && f[1] != Snooze && f[1] != Replace) || !validIncident(f[2]) || !validNonce(f[5]) {
 		return Link{}, ErrLinkBad
 	}
 	host, err := base64.RawURLEncoding.DecodeString(f[3])
@@ -89,6 +89,10 @@ func (k Key) VerifyLink(token string, now time.Time) (Link, error) {
 	}
 	return l, nil
 }
+
+// A link's verb is Ack, Snooze or Replace; Replace links only lead to a
+// question (tools/replace/remote), which a second, typed confirmation
+// answers.
 
 // FormToken is the token the confirmation page's form carries beside a
 // link's: only a page this server made for that link can post it, so

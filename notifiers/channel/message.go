@@ -31,6 +31,13 @@ type Message struct {
 	// Links answer the page on the status page (acknowledge, snooze), also
 	// in Text and HTML; a channel with buttons may show them as buttons.
 	Links []Link
+	// Replace names the disk a page offers to replace from the phone
+	// (actions.replace, and the disk is this machine's and may be); ""
+	// when the page offers none.
+	Replace string
+	// PageURL is the incident on the status page (http.public_url), for an
+	// "Open guide" button; "" without a public URL.
+	PageURL string
 }
 
 // Incident is the incident the message is about (its first alert that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,10 @@ type Options struct {
 	// Links, when set, puts signed links to answer each page on the status
 	// page (views/web) under its summary, in every channel. Optional.
 	Links *Links
+	// ReplaceHost, when set (actions.replace), lets the pages of this
+	// host's replaceable disks offer the replacement (channel.Message's
+	// Replace) on channels that carry answers.
+	ReplaceHost string
 	// Clock is the wall clock quiet hours are read on (quiet.go); nil is
 	// time.Now. Tests set it to any time of day.
 	Clock func() time.Time
@@ -87,6 +92,14 @@ func (l *Links) For(n alert.Notification, incident string) []notifiers.AnswerLin
 		out = append(out, notifiers.AnswerLink{Label: c.Label, URL: l.URL + "?t=" + l.Key.SignLink(link)})
 	}
 	return out
+}
+
+// PageURL is incident's card on the status page.
+func (l *Links) PageURL(incident string) string {
+	if l == nil || l.URL == "" || incident == "" {
+		return ""
+	}
+	return strings.TrimSuffix(l.URL, "answer") + "#incident-" + incident
 }
 
 // Run delivers notifications from the ZWATCH_ALERTS stream to every channel
@@ -149,6 +162,9 @@ type worker struct {
 	health *health
 	// links gives pages their answer links (Options.Links); nil: none.
 	links notifiers.LinkFunc
+	// page is Options.Links.PageURL; replaceHost Options.ReplaceHost.
+	page        func(incident string) string
+	replaceHost string
 	// direct records what was sent directly while the outbox was down
 	// (direct.go); repair recreates a consumer the server cannot open.
 	direct *DirectRecord
@@ -177,7 +193,10 @@ func newWorker(b *bus.Bus, ch *notifiers.Channel, cfg config.NotifyConfig, opts 
 	w.health = newHealth(w.initial, w.max)
 	if opts.Links != nil && ch.Type != notifiers.TypeConsole {
 		// Not into the log: a link is a capability, if one that needs a login.
-		w.links = opts.Links.For
+		w.links, w.page = opts.Links.For, opts.Links.PageURL
+	}
+	if ch.Type != notifiers.TypeConsole {
+		w.replaceHost = opts.ReplaceHost
 	}
 	w.order = newLines(w)
 	w.order.clock = opts.Clock
@@ -350,6 +369,12 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 		return outcome{retryIn: directSendWait, hold: true}
 	}
 	m := notifiers.RenderAnswerable(sel, w.guide, w.links)
+	if w.replaceHost != "" {
+		m.Replace = answer.ReplaceOffered(sel, w.replaceHost)
+	}
+	if w.page != nil && !m.Resolved && !m.Test {
+		m.PageURL = w.page(m.Incident())
+	}
 	start := time.Now()
 	err = w.send(ctx, msg, m)
 	w.direct.end(n.ID, w.ch.Name, err == nil)

@@ -48,7 +48,9 @@ func (t *Sender) EnableAnswers(key answer.Key, name string) bool {
 }
 
 // buttons is a page's reply_markup, or nil when it carries none: answers
-// off, not a page, or no incident to answer.
+// off, not a page, or no incident to answer. Acknowledge and Snooze; then
+// Replace when the page offers the replacement of its disk; then a link to
+// the incident on the status page (with its guide) when there is one.
 func (t *Sender) buttons(m channel.Message) any {
 	if t.key == nil || m.Resolved || len(m.Notification.Alerts) == 0 {
 		return nil
@@ -57,21 +59,42 @@ func (t *Sender) buttons(m channel.Message) any {
 	if id == "" {
 		return nil
 	}
-	return keyboard(
-		button{"✅ Acknowledge", t.key.Sign(answer.Action{Verb: answer.Ack, Incident: id})},
-		button{"💤 Snooze 24 h", t.key.Sign(answer.Action{Verb: answer.Snooze, Incident: id})},
-	)
+	rows := [][]button{{
+		{text: "✅ Acknowledge", data: t.key.Sign(answer.Action{Verb: answer.Ack, Incident: id})},
+		{text: "💤 Snooze 24 h", data: t.key.Sign(answer.Action{Verb: answer.Snooze, Incident: id})},
+	}}
+	if m.Replace != "" {
+		rows = append(rows, []button{{text: "🔁 Replace " + m.Replace + "…", data: t.key.Sign(answer.Action{Verb: answer.Replace, Incident: id})}})
+	}
+	if m.PageURL != "" {
+		rows = append(rows, []button{{text: "📖 Open guide", url: m.PageURL}})
+	}
+	return keyboardRows(rows...)
 }
 
-type button struct{ text, data string }
+// button is an inline keyboard button: data comes back in a callback, a
+// url opens in the browser.
+type button struct{ text, data, url string }
 
 // keyboard is an InlineKeyboardMarkup of one row.
-func keyboard(bs ...button) map[string]any {
-	row := make([]map[string]string, 0, len(bs))
-	for _, b := range bs {
-		row = append(row, map[string]string{"text": b.text, "callback_data": b.data})
+func keyboard(bs ...button) map[string]any { return keyboardRows(bs) }
+
+// keyboardRows is an InlineKeyboardMarkup
+// (https://core.telegram.org/bots/api#inlinekeyboardmarkup).
+func keyboardRows(rows ...[]button) map[string]any {
+	out := make([][]map[string]string, 0, len(rows))
+	for _, bs := range rows {
+		row := make([]map[string]string, 0, len(bs))
+		for _, b := range bs {
+			if b.url != "" {
+				row = append(row, map[string]string{"text": b.text, "url": b.url})
+			} else {
+				row = append(row, map[string]string{"text": b.text, "callback_data": b.data})
+			}
+		}
+		out = append(out, row)
 	}
-	return map[string]any{"inline_keyboard": [][]map[string]string{row}}
+	return map[string]any{"inline_keyboard": out}
 }
 
 // update is the part of an Update the loop reads
@@ -197,6 +220,10 @@ func (t *Sender) handle(ctx context.Context, cq *callbackQuery, do answer.Func, 
 		t.reply(ctx, cq, "This button is not valid.")
 		return
 	}
+	if replaceVerb(act.Verb) {
+		t.handleReplace(ctx, cq, act, who, do, log)
+		return
+	}
 	out, err := do(ctx, act, who, "telegram:"+t.name)
 	var text, done string
 	switch {
@@ -217,7 +244,7 @@ func (t *Sender) handle(ctx context.Context, cq *callbackQuery, do answer.Func, 
 	t.reply(ctx, cq, text)
 	if cq.Message != nil {
 		t.call(ctx, "editMessageReplyMarkup", map[string]any{"chat_id": cq.Message.Chat.ID, "message_id": cq.Message.MessageID,
-			"reply_markup": keyboard(button{done, doneData})})
+			"reply_markup": keyboard(button{text: done, data: doneData})})
 	}
 }
 

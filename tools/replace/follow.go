@@ -65,6 +65,9 @@ func (r *run) follow(ctx context.Context, pool string) (*zfs.Pool, error) {
 			seen = true
 			_ = bar.Set64(int64(p.Scan.PercentDone * 100))
 			bar.Describe(scanDetail(p.Scan))
+			if r.Progress != nil {
+				r.Progress(p.Scan)
+			}
 		}
 		switch {
 		case !running && !replacing:
@@ -88,6 +91,10 @@ func (r *run) follow(ctx context.Context, pool string) (*zfs.Pool, error) {
 		}
 	}
 }
+
+// ScanDetail says how far a resilver is, with zpool's own rate and
+// estimate.
+func ScanDetail(s zfs.Scan) string { return scanDetail(s) }
 
 // scanDetail is the bar's caption: zpool's own rate and estimate.
 func scanDetail(s zfs.Scan) string {

@@ -52,6 +52,9 @@ type Options struct {
 	Ashift int
 	// Plan, when set, receives what the run decided (--json).
 	Plan *Plan
+	// Progress, when set, is told each reading of the resilver it follows
+	// (a replacement asked for from the phone reports it there).
+	Progress func(zfs.Scan)
 }
 
 // Run shows the failing devices, picks or checks the new disk, confirms,

@@ -30,6 +30,9 @@ type AnswerOptions struct {
 	Used func(ctx context.Context, nonce string) (bool, error)
 	// ErrUsed is what Use returns for a link used before.
 	ErrUsed error
+	// ReplaceHost, when set (actions.replace), lets the incident cards of
+	// this host's replaceable disks offer the replacement (replace.go).
+	ReplaceHost string
 }
 
 // maxAnswerForm bounds the POST body: two tokens.
@@ -41,6 +44,9 @@ type answerPage struct {
 	Alerts                                       []alert.Alert
 	Confirm                                      bool
 	Error, Done                                  string
+	// Question and Choices are a replacement's question (replace.go).
+	Question string
+	Choices  []replaceChoice
 }
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request) {
@@ -105,6 +111,10 @@ func (s *server) doAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostForm.Get("t")
+	if r.PostForm.Get("offer") != "" {
+		s.confirmReplace(w, r, token, p)
+		return
+	}
 	if !a.Key.CheckFormToken(token, r.PostForm.Get("form")) {
 		p.Error = "refused: not a form this page sent; open the link again"
 		s.renderAnswer(w, r, http.StatusForbidden, p)
@@ -119,6 +129,10 @@ func (s *server) doAnswer(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), viewTimeout)
 	defer cancel()
 	p.Host, p.Incident = l.Host, l.Incident
+	if l.Verb == answer.Replace {
+		s.askReplace(ctx, w, r, token, l, p)
+		return
+	}
 	if err := a.Use(ctx, l.Nonce, l.Expires); err != nil {
 		p.Error = err.Error()
 		code := http.StatusServiceUnavailable
@@ -180,6 +194,10 @@ func linkStatus(err error) int {
 }
 
 func verbText(verb string) (title, button, what string) {
+	if verb == answer.Replace {
+		return "Replace the disk of this incident?", "Check the disks",
+			"zwatch replace's checks run on the disks plugged in now, and you are asked once more, with the exact command and the disk it erases: nothing is written before that."
+	}
 	if verb == answer.Snooze {
 		return "Snooze this incident for 24 h?", "Snooze for 24 h", "Snoozing silences the incident for a day; a rise in severity still pages."
 	}

@@ -84,5 +84,6 @@ func (s *server) answerButtons(d *pageData) {
 			}
 			in.Links = append(in.Links, channel.Link{Label: c.Label, URL: "/answer?t=" + a.Key.SignLink(l)})
 		}
+		s.replaceLink(in, d.Host.Host)
 	}
 }
