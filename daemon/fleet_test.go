@@ -34,6 +34,7 @@ import (
 // publishing through the agent's bounded buffer over TLS as its own user.
 type fleetAgent struct {
 	host   string
+	step   string // the stand-in's step file: setStep changes the scenario
 	b      *bus.Bus
 	buf    *fleet.Buffer
 	cancel context.CancelFunc
@@ -50,7 +51,7 @@ func startFleetAgent(t *testing.T, conn bus.Options, host, scenario string) *fle
 	t.Helper()
 	zpool, zfsCmd, step := standInZpool(t, filepath.Join(t.TempDir()))
 	setStep(t, step, scenario)
-	a := &fleetAgent{host: host}
+	a := &fleetAgent{host: host, step: step}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	var err error

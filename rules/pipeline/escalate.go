@@ -35,14 +35,24 @@ func (p *Pipeline) Escalate(b *Book, host string, now time.Time) ([]alert.Notifi
 		return nil, false
 	}
 	steps := map[string]int{}
+	// since is, per group, the earliest first critical page among the
+	// alerts that make its step due: what the page's ID is made of, so
+	// that an engine making it again from the same saved state (it was
+	// published, and the engine stopped before its state was saved) makes
+	// the same ID, which the outbox's duplicate window drops.
+	since := map[string]time.Time{}
 	changed := false
 	for _, t := range b.Alerts {
 		if t.CriticalAt != nil && (t.A.Severity != alert.Critical || t.A.State != alert.Firing) {
 			// No longer critical: a later rise starts the clock again.
 			t.CriticalAt, changed = nil, true
 		}
-		if step := p.escalation(t, now); step > steps[t.Group] {
-			steps[t.Group] = step
+		switch step := p.escalation(t, now); {
+		case step == 0:
+		case step > steps[t.Group]:
+			steps[t.Group], since[t.Group] = step, *t.CriticalAt
+		case step == steps[t.Group] && t.CriticalAt.Before(since[t.Group]):
+			since[t.Group] = *t.CriticalAt
 		}
 	}
 	if len(steps) == 0 {
@@ -59,7 +69,7 @@ func (p *Pipeline) Escalate(b *Book, host string, now time.Time) ([]alert.Notifi
 		n := alert.Notification{GroupKey: k, Host: host, Status: alert.Firing, Created: now.UTC(), Test: p.cfg.MarkTest,
 			Escalation: step, Escalated: step}
 		idh := sha256.New()
-		fmt.Fprintf(idh, "escalation|%s|%d|%d", k, step, now.UnixNano())
+		fmt.Fprintf(idh, "escalation|%s|%d|%d", k, step, since[k].UnixNano())
 		var members []*Tracked
 		for _, t := range b.Alerts {
 			// The whole incident as it stands: what the person reached

@@ -409,6 +409,13 @@ func (r *runner) save(ctx context.Context) (conflict bool) {
 	sctx, cancel := context.WithTimeout(ctx, storageTimeout)
 	err := r.e.Write(sctx, r.kv, r.overwrite, !r.flushTouched, now)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		// Cut off by the engine's stop (the server stops, or hands the
+		// partition over), not refused by the store: commitOnExit writes
+		// it once more on a context of its own. Reported, it would count
+		// as a failing store on a server that may go on running.
+		return false
+	}
 	if errors.Is(err, rules.ErrStateConflict) {
 		if r.conflicts++; r.conflicts < maxConflicts {
 			return true
