@@ -411,11 +411,19 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg, failed uint64) o
 	return outcome{tried: true, err: err, retryIn: max(delay, time.Millisecond)}
 }
 
+// sendStopGrace bounds how long a send in flight may hold up a stop.
+const sendStopGrace = 5 * time.Second
+
 // send runs one attempt under send_timeout, telling the bus the message is
 // still being worked on so a slow server does not cause a redelivery.
 func (w *worker) send(ctx context.Context, msg jetstream.Msg, m notifiers.Message) error {
-	sctx, cancel := context.WithTimeout(ctx, w.timeout)
+	// A send in flight when zwatch stops gets stopGrace more to finish and
+	// be acknowledged: cut off, the service may have it all the same, and
+	// another server of a fleet would send it again at once.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
 	defer cancel()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(sendStopGrace, cancel) })
+	defer stopGrace()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {

@@ -213,6 +213,12 @@ func (q *Queue) Flush(ctx context.Context) {
 			q.log.Info("notification", "id", p.n.ID, "host", p.n.Host, "status", p.n.Status, "alerts", len(p.n.Alerts), "severity", p.n.MaxSeverity())
 		}
 		q.pending = append(kept, q.pending[len(window):]...)
+		if failed != nil && ctx.Err() != nil {
+			// Cut off by the engine's stop (a shutdown, a partition handed
+			// over), not refused by the outbox: no storage failure to
+			// report, and no direct delivery with a context that ended.
+			break
+		}
 		q.Report("outbox", failed)
 		if failed != nil {
 			if q.outboxDown.IsZero() {
