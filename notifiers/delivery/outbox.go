@@ -123,12 +123,26 @@ func Run(ctx context.Context, b *bus.Bus, cfg config.NotifyConfig, opts Options,
 		return err
 	}
 	var wg sync.WaitGroup
+	reading := map[string]string{} // account lease -> the channel that reads it
 	for i := range chans {
 		w := newWorker(b, &chans[i], cfg, opts, log)
 		wg.Go(func() { w.run(ctx) })
 		if a, ok := chans[i].Sender.(channel.Answering); ok && opts.Answers != nil && a.EnableAnswers(opts.Answers.Key, chans[i].Name) {
-			log.Info("answers from the channel's app are on", "channel", chans[i].Name)
-			wg.Go(func() { readAnswers(ctx, a, w.ch, opts, w.log) })
+			// Two channels of one bot (two chats) get one reader, or they
+			// refuse and split each other's taps.
+			first := ""
+			if acc, ok := chans[i].Sender.(channel.SharedAnswers); ok {
+				name := AnswerLease(chans[i].Type, acc.AnswerAccount())
+				if first = reading[name]; first == "" {
+					reading[name] = chans[i].Name
+				}
+			}
+			if first != "" {
+				log.Info("answers from the channel's app are read by another channel's reader: they share the account", "channel", chans[i].Name, "reader", first)
+			} else {
+				log.Info("answers from the channel's app are on", "channel", chans[i].Name)
+				wg.Go(func() { readAnswers(ctx, a, w.ch, opts, w.log) })
+			}
 		}
 		if r, ok := chans[i].Sender.(channel.InventoryReceiver); ok && opts.Inventory != nil {
 			wg.Go(func() {
