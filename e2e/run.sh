@@ -9,7 +9,7 @@
 #   e2e/run.sh SCENARIO...      only these, in the order given (provision is added first when a
 #                               scenario needs the pool 'vault'). Names: provision offline unplug
 #                               restart encrypted capacity replace scrub suspend stale locked unmounted
-#                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost deb
+#                               keyfile interrupted missing forget snapcost readerr slowio nvme pollcost ackrepeat deb
 #                               footprint captured-2.1.11 live-2.1.11
 #
 # Environment: ZW_E2E_OUT (results dir, default /var/tmp/zwatch-e2e-out), ZW_E2E_KEEP_VM=1 (leave the
@@ -30,14 +30,14 @@ say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
 KERN_SCENARIOS=(readerr slowio)                                                    # scenarios_kernel.sh
-ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb footprint captured-2.1.11 live-2.1.11)
+ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost ackrepeat deb footprint captured-2.1.11 live-2.1.11)
 # The default run leaves out live-2.1.11: the 2.1.11 text path is checked on the outputs that
 # image produced (captured-2.1.11, and the unit tests on testdata/captured/zfs-2.1.11), and a
 # second image (its own module build when cold) and boot would cost 1.5 min warm, 6-15 min cold.
 # web runs early: after the kernel scenarios the throttled pool keeps the guest's zpool slow.
 # deb runs last in the VM, whatever the order given: the packaged zwatch pages the same sink.
 # footprint measures that packaged zwatch (scenarios_footprint.sh), so it needs deb.
-DEFAULT=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost deb footprint captured-2.1.11)
+DEFAULT=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost ackrepeat deb footprint captured-2.1.11)
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=("${DEFAULT[@]}")
 # --failed-of RESULTS.tsv: only the scenarios that failed in an earlier run (what they need is
 # added below); a failure that is no scenario's own (boot, the datasets setup) runs them all.
@@ -181,13 +181,14 @@ if [ $needs23 = 1 ]; then
         readerr) sc_kern_readerr ;;
         slowio) sc_kern_slowio ;;
         web) sc_web ;;
-        deb|footprint) ;;   # last, below
+        deb|footprint|ackrepeat) ;;   # last, below
       esac
-      case $w in deb|footprint) ;; *) figure run "scenario $w" "$(( $(date +%s) - t_w ))" s "host clock; its part of the run's wall time (CI has an hour for everything)" ;; esac
+      case $w in deb|footprint|ackrepeat) ;; *) figure run "scenario $w" "$(( $(date +%s) - t_w ))" s "host clock; its part of the run's wall time (CI has an hour for everything)" ;; esac
     done
     sc_restart_check
     has nvme && sc_nvme_check
     t_w=$(date +%s); has pollcost && sc_pollcost && figure run "scenario pollcost" "$(( $(date +%s) - t_w ))" s "host clock"
+    t_w=$(date +%s); has ackrepeat && sc_ackrepeat; has ackrepeat && figure run "scenario ackrepeat" "$(( $(date +%s) - t_w ))" s "host clock"
     t_w=$(date +%s); has deb && sc_deb && figure run "scenario deb (with footprint when asked)" "$(( $(date +%s) - t_w ))" s "host clock"
     sc_destroyed
     has captured-2.1.11 && sc_captured_2111

@@ -166,6 +166,7 @@ rules:
   # PoolCapacity holds 5m by default before it fires; the capacity scenario would wait that long.
   # E2E_DS_FOR: the issue-15 alerts the built zwatch knows, at 0s too (scenarios_datasets.sh)
   for: {PoolCapacity: 0s${E2E_DS_FOR:-}}
+$([ -n "${E2E_REPEAT:-}" ] && printf '  # the ackrepeat scenario: repeats within its run (scenarios_answer.sh)\n  repeat_warning: %s\n  repeat_critical: %s\n' "$E2E_REPEAT" "$E2E_REPEAT")
 $(declare -F e2e_config_datasets_rules >/dev/null && e2e_config_datasets_rules)
 notify:
   console: true

@@ -115,3 +115,50 @@ answer_replace() {
     return 1
   fi
 }
+
+# sc_ackrepeat: an acknowledged incident is not repeated, while one nobody answered is. zwatch is
+# restarted with repeats every minute (the shortest rules.repeat_* takes); two mirror pools over
+# files in the guest, ackr and ackc, each lose a device (zpool offline); the sink taps Acknowledge
+# on ackr's Telegram page; ackc's page repeats after the minute, ackr's does not. Then the pools go
+# and zwatch runs again on the e2e's own config.
+AR_DIR=/var/tmp/ackrepeat
+sc_ackrepeat() {
+  local s=ackrepeat t0 tr tc ta trep n
+  E2E_REPEAT=1m e2e_config > "$E2E_SHARE/zwatch.yaml"
+  zw_stop; zw_start || { bad $s "zwatch starts with repeats every minute"; return 1; }
+  g "mkdir -p $AR_DIR && for f in ra rb ca cb; do truncate -s 128M $AR_DIR/\$f.img; done &&
+     zpool create -f ackr mirror $AR_DIR/ra.img $AR_DIR/rb.img && zpool create -f ackc mirror $AR_DIR/ca.img $AR_DIR/cb.img" \
+    || { bad $s "zpool create ackr and ackc (mirrors of files)"; return 1; }
+  sleep 5
+  t0=$(vm_run "date +%s%N; zpool offline ackr $AR_DIR/rb.img >&2; zpool offline ackc $AR_DIR/cb.img >&2" | head -1)
+  if tr=$(wait_note 60 --after "$t0" --status firing --contains "$AR_DIR/rb.img") && tc=$(wait_note 60 --after "$t0" --status firing --contains "$AR_DIR/cb.img"); then
+    ok $s "both pools page their OFFLINE device"
+  else
+    bad $s "both pools page their OFFLINE device" "ackr: ${tr:-none}, ackc: ${tc:-none}"; dump_notes "$t0"; ackrepeat_end; return 1
+  fi
+  local end=$(( $(date +%s) + 30 ))
+  until tg_first sendMessage "$t0" "$AR_DIR/rb.img" >/dev/null; do (( $(date +%s) >= end )) && break; sleep 0.5; done
+  ta=$(vm_run "sink tap http://127.0.0.1:9099 Acknowledge $AR_DIR/rb.img") || { bad $s "tap Acknowledge on ackr's page"; ackrepeat_end; return 1; }
+  end=$(( $(date +%s) + 30 ))
+  until tg_first editMessageReplyMarkup "$ta" "Acknowledged by @alice" >/dev/null; do (( $(date +%s) >= end )) && break; sleep 0.3; done
+  tg_first editMessageReplyMarkup "$ta" "Acknowledged by @alice" >/dev/null && ok $s "ackr's incident acknowledged from Telegram" \
+    || { bad $s "ackr's incident acknowledged from Telegram" "no Acknowledged by @alice within 30 s"; ackrepeat_end; return 1; }
+  # ackc repeats after its minute (a repeat comes at the first flush after it); ackr must not.
+  if trep=$(wait_note 100 --after "$((tc + 1000000))" --status firing --contains "$AR_DIR/cb.img"); then
+    ok $s "the incident nobody answered repeats after the minute (control)" "$(ms "$trep" "$tc") ms after its page"
+    sleep 20 # ackr paged at about the same time: its repeat would be due by now
+    n=$(sink --count --after "$((tr + 1000000))" --status firing --contains "$AR_DIR/rb.img")
+    [ "$n" = 0 ] && ok $s "the acknowledged incident is not repeated ($(( ($(gnow) - tr) / 1000000000 )) s after its page, repeats every 60 s)" \
+      || { bad $s "the acknowledged incident is not repeated" "$n repeat(s)"; dump_notes "$tr"; }
+  else
+    bad $s "the incident nobody answered repeats after the minute (control)" "none within 100 s"; dump_notes "$tc"
+  fi
+  ackrepeat_end
+}
+
+ackrepeat_end() {
+  g "zpool destroy ackr; zpool destroy ackc; rm -rf $AR_DIR" || bad ackrepeat "zpool destroy ackr ackc"
+  destroyed ackrepeat ackr; destroyed ackrepeat ackc
+  e2e_config > "$E2E_SHARE/zwatch.yaml"
+  zw_stop; zw_start || bad ackrepeat "zwatch starts again on the e2e's own config"
+}

@@ -122,10 +122,13 @@ func (s *Service) Ask(ctx context.Context, incident string) (answer.Outcome, err
 	var text strings.Builder
 	fmt.Fprintf(&text, "Replace %s in pool %s (%s)?\n", leafName(leaf), pool.Name, t.repl.TopVdev)
 	for i, c := range qualify[:min(len(qualify), maxOffers)] {
-		var one replace.Plan
-		if err := replace.Run(ctx, s.options(t.repl, c.Device, &one)); err != nil || len(one.Commands) == 0 {
-			refused = append(refused, c.Device+": "+errText(err))
-			continue
+		one := plan // with one usable disk, zwatch replace chose it: its command is there
+		if plan.New == nil || plan.New.Device != c.Device || len(plan.Commands) == 0 {
+			one = replace.Plan{}
+			if err := replace.Run(ctx, s.options(t.repl, c.Device, &one)); err != nil || len(one.Commands) == 0 {
+				refused = append(refused, c.Device+": "+errText(err))
+				continue
+			}
 		}
 		id := question
 		if i > 0 {
