@@ -147,3 +147,36 @@ func TestTelegramReplaceFromThePhone(t *testing.T) {
 		}
 	}
 }
+
+// Telegram refuses some URLs in buttons (BUTTON_URL_INVALID, its
+// documented error for a URL it will not open): the page goes out without
+// Open guide instead of not at all.
+func TestTelegramPageWithoutARefusedGuideURL(t *testing.T) {
+	s := notifytest.StartHTTP(t, "")
+	s.Answer(func(w http.ResponseWriter, h notifytest.Hit) {
+		s.Record(h)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(string(h.Body), `"url"`) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"ok":false,"error_code":400,"description":"Bad Request: BUTTON_URL_INVALID"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"result":{"message_id":7}}`))
+	})
+	snd := telegram.New(telegram.Config{APIURL: s.URL, Token: config.Secret{Value: "123456:ABC-DEF"}, ChatIDs: []string{"123456789"},
+		AnswerUsers: []string{"123456789"}}, channel.Env{HTTP: &http.Client{Timeout: 5 * time.Second}})
+	snd.EnableAnswers(answer.Key(strings.Repeat("k", 32)), "phone")
+	n := notifytest.Firing("nas1", "t-3")
+	for i := range n.Alerts {
+		n.Alerts[i].Incident = "3f2a9c1e"
+	}
+	m := notifiers.Render(n)
+	m.PageURL = "http://localhost:8931/#incident-3f2a9c1e"
+	if err := snd.Send(context.Background(), m); err != nil {
+		t.Fatalf("the page was not sent: %v", err)
+	}
+	first, second := <-s.Got, <-s.Got
+	if !strings.Contains(string(first.Body), "Open guide") || strings.Contains(string(second.Body), "Open guide") || !strings.Contains(string(second.Body), "Acknowledge") {
+		t.Errorf("tries:\n%s\n%s", first.Body, second.Body)
+	}
+}

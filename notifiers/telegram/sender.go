@@ -73,19 +73,16 @@ func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 		if kb := t.buttons(m); kb != nil {
 			payload["reply_markup"] = kb
 		}
-		err := channel.Do(ctx, t.client, channel.Request{
-			Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",
-			ContentType: "application/json", Payload: payload, Secrets: []string{t.token},
-			Check: func(raw []byte) error {
-				var r struct {
-					OK bool `json:"ok"`
-				}
-				if json.Unmarshal(raw, &r) == nil && !r.OK {
-					return &channel.ServiceError{Service: "telegram", Status: http.StatusOK, Detail: channel.Detail(raw)}
-				}
-				return nil
-			},
-		})
+		err := t.sendMessage(ctx, payload)
+		if err != nil && m.PageURL != "" && buttonURLRefused(err) {
+			// Telegram refuses some URLs in buttons (BUTTON_URL_INVALID):
+			// the page goes without Open guide rather than not at all.
+			m.PageURL = ""
+			if kb := t.buttons(m); kb != nil {
+				payload["reply_markup"] = kb
+			}
+			err = t.sendMessage(ctx, payload)
+		}
 		if err != nil {
 			return err
 		}
@@ -95,6 +92,29 @@ func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 	}
 	t.forget(m.ID)
 	return nil
+}
+
+// buttonURLRefused reports whether Telegram refused a button's URL.
+func buttonURLRefused(err error) bool {
+	se, ok := channel.AsServiceError(err)
+	return ok && se.Status == http.StatusBadRequest && strings.Contains(strings.ToUpper(se.Detail), "BUTTON_URL")
+}
+
+// sendMessage makes one sendMessage call; an ok:false answer is an error.
+func (t *Sender) sendMessage(ctx context.Context, payload map[string]any) error {
+	return channel.Do(ctx, t.client, channel.Request{
+		Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",
+		ContentType: "application/json", Payload: payload, Secrets: []string{t.token},
+		Check: func(raw []byte) error {
+			var r struct {
+				OK bool `json:"ok"`
+			}
+			if json.Unmarshal(raw, &r) == nil && !r.OK {
+				return &channel.ServiceError{Service: "telegram", Status: http.StatusOK, Detail: channel.Detail(raw)}
+			}
+			return nil
+		},
+	})
 }
 
 // chatID sends numeric ids as numbers and @channelnames as strings.
