@@ -51,7 +51,9 @@ func TestTwoChannelsOfOneBotPollOnce(t *testing.T) {
 	}
 	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
-	do := func(context.Context, answer.Action, string, string) (answer.Outcome, error) { return answer.Outcome{}, nil }
+	do := func(context.Context, answer.Action, string, string) (answer.Outcome, error) {
+		return answer.Outcome{}, nil
+	}
 	stop := notifytest.RunNotifiers(t, b, notifytest.NotifyConfig(tg("alice", "123456789"), tg("bob", "987654321")),
 		delivery.Options{Answers: &delivery.Answers{Key: answer.Key(strings.Repeat("k", 32)), Do: do}})
 	time.Sleep(1500 * time.Millisecond)
