@@ -19,6 +19,9 @@ import (
 // typed in, is the confirmation, and uses the link, once. Only for a
 // logged-in user: the answer route exists only with http.users.
 
+// askTimeout bounds the question's checks.
+const askTimeout = 25 * time.Second
+
 // replaceChoice is one disk the question offers.
 type replaceChoice struct {
 	Label, Offer, Word, FormToken string
@@ -49,8 +52,12 @@ func (s *server) replaceLink(in *incidentView, host string) {
 
 // askReplace answers the Replace link's POST: the question, and a form per
 // disk that qualifies. It writes nothing, and leaves the link unused.
-func (s *server) askReplace(ctx context.Context, w http.ResponseWriter, r *http.Request, token string, l answer.Link, p answerPage) {
+func (s *server) askReplace(_ context.Context, w http.ResponseWriter, r *http.Request, token string, l answer.Link, p answerPage) {
 	a := s.o.Answers
+	// The checks run zpool status and probe every disk: longer than a
+	// read of the bus may take, within the response's own 30 s.
+	ctx, cancel := context.WithTimeout(r.Context(), askTimeout)
+	defer cancel()
 	user, _, _ := r.BasicAuth()
 	p.Title = "Replace the disk of incident " + l.Incident
 	out, err := a.Do(ctx, l.Action, user, "page:"+user)
@@ -99,7 +106,7 @@ func (s *server) confirmReplace(w http.ResponseWriter, r *http.Request, token st
 		s.renderAnswer(w, r, http.StatusBadRequest, p)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), viewTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), askTimeout) // the checks run again
 	defer cancel()
 	if err := a.Use(ctx, l.Nonce, l.Expires); err != nil {
 		p.Error = err.Error()
