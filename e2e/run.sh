@@ -28,6 +28,27 @@ T_START=$(date +%s)
 
 say() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
+# zed_table FIGURES.tsv: zwatch's first page and zed's first mail about each fault side by side
+# (versus_zed's figures), one row per fault; nothing when the run had none.
+zed_table() {
+  awk -F'\t' -v q="'" '
+    function suffix(s, t) { return length(s) >= length(t) && substr(s, length(s) - length(t) + 1) == t }
+    { v[$1 SUBSEP $2] = $3 }
+    suffix($2, "zwatch" q "s first page") {
+      p = substr($2, 1, length($2) - length("zwatch" q "s first page")); k[++n] = $1 SUBSEP p
+    }
+    END {
+      if (!n) exit
+      print "zwatch and zed side by side (guest clock, ms from the fault; negative difference: zwatch first):"
+      printf "%-10s %-14s %12s %12s %14s\n", "scenario", "fault", "zwatch page", "zed mail", "zwatch - zed"
+      for (i = 1; i <= n; i++) {
+        split(k[i], a, SUBSEP); p = a[2]; f = p; sub(/: $/, "", f); if (f == "") f = "first"
+        z = v[a[1] SUBSEP p "zed" q "s first mail"]; d = v[a[1] SUBSEP p "zwatch" q "s page - zed" q "s mail"]
+        printf "%-10s %-14s %12s %12s %14s\n", a[1], f, v[a[1] SUBSEP p "zwatch" q "s first page"], z == "" ? "-" : z, d == "" ? "-" : d
+      }
+    }' "$1"
+}
+
 DS_SCENARIOS=(stale locked unmounted keyfile interrupted missing forget snapcost)  # scenarios_datasets.sh
 KERN_SCENARIOS=(readerr slowio)                                                    # scenarios_kernel.sh
 ALL=(provision offline web unplug restart encrypted capacity replace scrub suspend "${DS_SCENARIOS[@]}" "${KERN_SCENARIOS[@]}" nvme pollcost ackrepeat deb footprint captured-2.1.11 live-2.1.11)
@@ -232,6 +253,7 @@ printf 'run\t%s\t%s\t%s\t%s\n' "whole e2e/run.sh ${*:-(default scenarios)}" "$((
   echo
   column -t -s $'\t' "$ZW_E2E_OUT/results.tsv"
   echo
+  zed_table "$ZW_E2E_OUT/figures.tsv" && echo
   echo "figures:"
   column -t -s $'\t' "$ZW_E2E_OUT/figures.tsv"
 } > "$ZW_E2E_OUT/summary.txt"

@@ -63,6 +63,7 @@ answer_offline() {
   t1=$(vm_run "date +%s%N; zpool offline vault $V_ATA2 >&2" | head -1)
   if tn=$(wait_note 30 --after "$t1" --status firing --contains "$V_ATA2"); then
     ok $s "a second disk OFFLINE pages again despite the acknowledgement" "$(ms "$tn" "$t1") ms"
+    versus_zed $s "$tn" "$t1" 'pool vault' figure "second disk"
   else
     bad $s "a second disk OFFLINE pages again despite the acknowledgement" "none within 30 s"; dump_notes "$t1"
   fi

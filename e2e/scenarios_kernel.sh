@@ -98,6 +98,7 @@ sc_kern_readerr() {
   [ -n "$tz" ] && { [ -z "$first" ] || (( tz < first )); } && first=$tz
   if [ -n "$first" ]; then
     figure $s "first page about the failing disk came from" "$( [ "$first" = "${tk:-}" ] && echo "the kernel log" || echo "ZFS")" "" "$when"
+    versus_zed $s "$first" "$t0" 'kio' figure
     # The failed reads themselves take seconds under TCG (retries, ZFS's own error handling):
     # 3-9 s in the runs of 2026-12-07, so the bound is looser than the person-facing ceiling.
     if (( $(ms "$first" "$t0") <= 30000 )); then ok $s "first page about the disk or its pool within 30 s of the errors" "$(ms "$first" "$t0") ms ($when)"
