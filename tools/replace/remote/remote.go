@@ -148,7 +148,7 @@ func (s *Service) Ask(ctx context.Context, incident string) (answer.Outcome, err
 	if len(out.Ask) == 0 {
 		return answer.Outcome{Text: noDiskText(pool.Name, plan, refused)}, nil
 	}
-	fmt.Fprintf(&text, "\nThen it follows the resilver here. This question is open for %s.", OfferFor)
+	fmt.Fprintf(&text, "\nThen it follows the resilver and tells its end. This question is open for %d min.", int(OfferFor.Minutes()))
 	out.Ask = append(out.Ask, answer.Option{Label: "Cancel", Action: answer.Action{Verb: answer.Cancel, Incident: question}})
 	out.Text = text.String()
 	return out, nil
