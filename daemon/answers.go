@@ -26,7 +26,7 @@ func answers(ctx context.Context, cfg *config.Config, b *bus.Bus, log *slog.Logg
 	repl := replacer(ctx, cfg, b, log)
 	return &delivery.Answers{Key: key, Do: func(ctx context.Context, act answer.Action, by, source string) (answer.Outcome, error) {
 		switch {
-		case act.Verb != answer.Replace && act.Verb != answer.Confirm && act.Verb != answer.Cancel:
+		case !answer.ReplaceVerb(act.Verb):
 		case repl == nil:
 			return answer.Outcome{Text: "Replacing a disk from the phone is off on this zwatch (actions.replace)."}, nil
 		case act.Verb == answer.Replace:

@@ -6,6 +6,10 @@ import (
 	"github.com/zwatch/zwatch/model/alert"
 )
 
+// ReplaceVerb reports whether v is one of the replacement's verbs, which
+// the replacement answers (tools/replace/remote), not the incident.
+func ReplaceVerb(v string) bool { return v == Replace || v == Confirm || v == Cancel }
+
 // ReplaceOffered names the disk a page of n may offer to replace from the
 // phone (actions.replace), or "" when it offers none: not a page, no
 // disk of this host's pool named, the pool suspended, or the disk still

@@ -4,27 +4,17 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/zwatch/zwatch/bus"
-	"github.com/zwatch/zwatch/facts"
-	"github.com/zwatch/zwatch/internal/testutil"
 	"github.com/zwatch/zwatch/model/alert"
 	"github.com/zwatch/zwatch/notifiers/delivery"
+	"github.com/zwatch/zwatch/notifiers/internal/notifytest"
 )
 
 // A flush cut off by the engine's stop (a shutdown, a partition handed to
 // another server) is no storage failure: the storage watch hears nothing
 // but the success of a later flush, and nothing is delivered directly.
 func TestFlushCutOffByStopIsNoStorageFailure(t *testing.T) {
-	srv := testutil.StartNATS(t, -1, t.TempDir())
-	defer srv.Shutdown()
-	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer ocancel()
-	b, err := bus.Open(octx, bus.Options{URL: srv.ClientURL(), FactSubjects: facts.StreamSubjects(), Name: "queue-stop-test"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := notifytest.OpenBus(t, t.TempDir())
 	defer b.Close()
 	var mu sync.Mutex
 	var reports []error

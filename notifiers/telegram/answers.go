@@ -220,7 +220,7 @@ func (t *Sender) handle(ctx context.Context, cq *callbackQuery, do answer.Func, 
 		t.reply(ctx, cq, "This button is not valid.")
 		return
 	}
-	if replaceVerb(act.Verb) {
+	if answer.ReplaceVerb(act.Verb) {
 		t.handleReplace(ctx, cq, act, who, do, log)
 		return
 	}

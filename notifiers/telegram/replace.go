@@ -2,10 +2,8 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/zwatch/zwatch/notifiers/answer"
@@ -17,11 +15,6 @@ import (
 // exact command and the disk it erases, with a button per disk and
 // Cancel; the confirmation's message then shows the resilver, edited in
 // place, and its end comes as a new message, which rings.
-
-// replaceVerb reports whether v is one of the replacement's verbs.
-func replaceVerb(v string) bool {
-	return v == answer.Replace || v == answer.Confirm || v == answer.Cancel
-}
 
 // handleReplace carries out a tap of the replacement's buttons.
 func (t *Sender) handleReplace(ctx context.Context, cq *callbackQuery, act answer.Action, who string, do answer.Func, log *slog.Logger) {
@@ -109,23 +102,6 @@ func (t *Sender) message(ctx context.Context, chat, replyTo int64, text string, 
 	if len(rows) > 0 {
 		payload["reply_markup"] = keyboardRows(rows...)
 	}
-	var id int64
-	_ = channel.Do(ctx, t.client, channel.Request{
-		Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",
-		ContentType: "application/json", Payload: payload, Secrets: []string{t.token},
-		Check: func(raw []byte) error {
-			var r struct {
-				OK     bool `json:"ok"`
-				Result struct {
-					MessageID int64 `json:"message_id"`
-				} `json:"result"`
-			}
-			if json.Unmarshal(raw, &r) != nil || !r.OK {
-				return &channel.ServiceError{Service: "telegram", Status: http.StatusOK, Detail: channel.Detail(raw)}
-			}
-			id = r.Result.MessageID
-			return nil
-		},
-	})
+	id, _ := t.sendMessage(ctx, payload)
 	return id
 }

@@ -73,7 +73,7 @@ func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 		if kb := t.buttons(m); kb != nil {
 			payload["reply_markup"] = kb
 		}
-		err := t.sendMessage(ctx, payload)
+		_, err := t.sendMessage(ctx, payload)
 		if err != nil && m.PageURL != "" && buttonURLRefused(err) {
 			// Telegram refuses some URLs in buttons (BUTTON_URL_INVALID):
 			// the page goes without Open guide rather than not at all.
@@ -81,7 +81,7 @@ func (t *Sender) Send(ctx context.Context, m channel.Message) error {
 			if kb := t.buttons(m); kb != nil {
 				payload["reply_markup"] = kb
 			}
-			err = t.sendMessage(ctx, payload)
+			_, err = t.sendMessage(ctx, payload)
 		}
 		if err != nil {
 			return err
@@ -100,21 +100,28 @@ func buttonURLRefused(err error) bool {
 	return ok && se.Status == http.StatusBadRequest && strings.Contains(strings.ToUpper(se.Detail), "BUTTON_URL")
 }
 
-// sendMessage makes one sendMessage call; an ok:false answer is an error.
-func (t *Sender) sendMessage(ctx context.Context, payload map[string]any) error {
-	return channel.Do(ctx, t.client, channel.Request{
+// sendMessage makes one sendMessage call and returns the message's id; an
+// ok:false answer is an error.
+func (t *Sender) sendMessage(ctx context.Context, payload map[string]any) (int64, error) {
+	var id int64
+	err := channel.Do(ctx, t.client, channel.Request{
 		Service: "telegram", URL: t.api + "/bot" + t.token + "/sendMessage",
 		ContentType: "application/json", Payload: payload, Secrets: []string{t.token},
 		Check: func(raw []byte) error {
 			var r struct {
-				OK bool `json:"ok"`
+				OK     bool `json:"ok"`
+				Result struct {
+					MessageID int64 `json:"message_id"`
+				} `json:"result"`
 			}
 			if json.Unmarshal(raw, &r) == nil && !r.OK {
 				return &channel.ServiceError{Service: "telegram", Status: http.StatusOK, Detail: channel.Detail(raw)}
 			}
+			id = r.Result.MessageID
 			return nil
 		},
 	})
+	return id, err
 }
 
 // chatID sends numeric ids as numbers and @channelnames as strings.

@@ -133,13 +133,7 @@ func (s *server) doAnswer(w http.ResponseWriter, r *http.Request) {
 		s.askReplace(ctx, w, r, token, l, p)
 		return
 	}
-	if err := a.Use(ctx, l.Nonce, l.Expires); err != nil {
-		p.Error = err.Error()
-		code := http.StatusServiceUnavailable
-		if errors.Is(err, a.ErrUsed) {
-			code = http.StatusGone
-		}
-		s.renderAnswer(w, r, code, p)
+	if !s.useLink(ctx, w, r, l, p) {
 		return
 	}
 	user, _, _ := r.BasicAuth()
@@ -159,6 +153,23 @@ func (s *server) doAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("status page: answer link used", "incident", l.Incident, "verb", l.Verb, "by", user, "host", out.Host)
 	s.renderAnswer(w, r, http.StatusOK, p)
+}
+
+// useLink records the use of link l, once; false, with the page rendered,
+// when it was used before or cannot be recorded.
+func (s *server) useLink(ctx context.Context, w http.ResponseWriter, r *http.Request, l answer.Link, p answerPage) bool {
+	a := s.o.Answers
+	err := a.Use(ctx, l.Nonce, l.Expires)
+	if err == nil {
+		return true
+	}
+	p.Error = err.Error()
+	code := http.StatusServiceUnavailable
+	if errors.Is(err, a.ErrUsed) {
+		code = http.StatusGone
+	}
+	s.renderAnswer(w, r, code, p)
+	return false
 }
 
 // sameOrigin refuses a POST another site made a logged-in browser send:

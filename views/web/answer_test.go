@@ -40,8 +40,15 @@ func serveAnswers(t *testing.T, f *fixture) string {
 		}
 		return out, err
 	}
+	return serveAnswersWith(t, f, do, "")
+}
+
+// serveAnswersWith is serve with the answer page acting through do, links
+// recorded in the fixture's bus, and replacements offered for replaceHost.
+func serveAnswersWith(t *testing.T, f *fixture, do answer.Func, replaceHost string) string {
+	t.Helper()
 	h, err := web.NewHandler(web.Options{Config: f.cfg.HTTP, View: f.view, Version: "test", Answers: &web.AnswerOptions{
-		Key: answerKey, Do: do, ErrUsed: incident.ErrLinkUsed,
+		Key: answerKey, Do: do, ErrUsed: incident.ErrLinkUsed, ReplaceHost: replaceHost,
 		Use: func(ctx context.Context, nonce string, exp time.Time) error {
 			return incident.UseLink(ctx, f.bus, nonce, exp)
 		},

@@ -108,13 +108,7 @@ func (s *server) confirmReplace(w http.ResponseWriter, r *http.Request, token st
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), askTimeout) // the checks run again
 	defer cancel()
-	if err := a.Use(ctx, l.Nonce, l.Expires); err != nil {
-		p.Error = err.Error()
-		code := http.StatusServiceUnavailable
-		if errors.Is(err, a.ErrUsed) {
-			code = http.StatusGone
-		}
-		s.renderAnswer(w, r, code, p)
+	if !s.useLink(ctx, w, r, l, p) {
 		return
 	}
 	user, _, _ := r.BasicAuth()

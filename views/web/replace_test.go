@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/zwatch/zwatch/incident"
 	"github.com/zwatch/zwatch/internal/browsertest"
 	"github.com/zwatch/zwatch/notifiers/answer"
-	"github.com/zwatch/zwatch/views/web"
 )
 
 // replaceDo stands in for the daemon's replacement (tools/replace/remote,
@@ -74,19 +71,7 @@ func TestReplaceDialogInChromium(t *testing.T) {
 		}
 	}
 	d := &replaceDo{}
-	hh, err := web.NewHandler(web.Options{Config: f.cfg.HTTP, View: f.view, Version: "test", Answers: &web.AnswerOptions{
-		Key: answerKey, Do: d.do, ErrUsed: incident.ErrLinkUsed, ReplaceHost: "nas1",
-		Use: func(ctx context.Context, nonce string, exp time.Time) error {
-			return incident.UseLink(ctx, f.bus, nonce, exp)
-		},
-		Used: func(ctx context.Context, nonce string) (bool, error) { return incident.LinkUsed(ctx, f.bus, nonce) },
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(hh)
-	defer srv.Close()
-	base := srv.URL
+	base := serveAnswersWith(t, f, d.do, "nas1")
 
 	// Over HTTP first: the refusals.
 	c := client{t: t, base: base, user: loginName, pass: loginPassword}
